@@ -1,0 +1,134 @@
+"""TOSA element types, mapped to numpy / ml_dtypes storage.
+
+Each type carries what the rest of the project needs to know about it: its integer
+range (from the spec's "Number formats" table) or its floating-point parameters
+(``normal_frac``, ``normal_min``, ``normal_max`` as defined by the spec's numeric
+accuracy helpers).  ``i48`` is held in ``int64`` with its range checked; ``i4`` is
+held in ``int8``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import ml_dtypes
+import numpy as np
+
+Kind = Literal["bool", "int", "float", "shape"]
+
+
+@dataclass(frozen=True)
+class DType:
+    """One TOSA element type."""
+
+    name: str  # short name used on the command line and in files: "i8", "fp16", "shape"
+    kind: Kind
+    bits: int  # storage width in the TOSA sense (i4 -> 4, i48 -> 48)
+    storage: np.dtype  # numpy dtype tensors of this type are held in
+    min: int | float | None = None
+    max: int | float | None = None
+    # Floating-point parameters, None for non-float types.
+    exponent_bits: int | None = None
+    normal_frac: int | None = None  # number of stored mantissa bits
+    normal_min: float | None = None  # smallest positive normal value
+    normal_max: float | None = None  # largest finite value
+    has_inf: bool = False
+    has_nan: bool = False
+
+    @property
+    def spec_name(self) -> str:
+        """The name tosa.xml uses, e.g. ``i8_t``; shape values are ``size_t``."""
+        return "size_t" if self.kind == "shape" else f"{self.name}_t"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def size_bytes(self) -> int:
+        """Element size used by the tensor size limit: sub-byte types count as one byte."""
+        return max(1, self.bits // 8)
+
+    def in_range(self, values: np.ndarray) -> np.ndarray:
+        """Element-wise: is each integer value representable in this type."""
+        if self.kind != "int":
+            raise TypeError(f"{self.name} has no integer range")
+        v = np.asarray(values)
+        return (v >= self.min) & (v <= self.max)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _int(name: str, bits: int, storage: type, lo: int, hi: int) -> DType:
+    return DType(name, "int", bits, np.dtype(storage), lo, hi)
+
+
+def _float(
+    name: str, bits: int, storage: type, exp_bits: int, frac: int, *, has_inf: bool, max_: float
+) -> DType:
+    bias = (1 << (exp_bits - 1)) - 1
+    return DType(
+        name,
+        "float",
+        bits,
+        np.dtype(storage),
+        min=-max_,
+        max=max_,
+        exponent_bits=exp_bits,
+        normal_frac=frac,
+        normal_min=2.0 ** (1 - bias),
+        normal_max=max_,
+        has_inf=has_inf,
+        has_nan=True,
+    )
+
+
+# fp8e4m3 (OCP) has no infinity and uses the all-ones mantissa at the top exponent for
+# NaN, so its largest value is 2**8 * 1.75 = 448 rather than the IEEE-style formula.
+BOOL = DType("bool", "bool", 1, np.dtype(np.bool_), 0, 1)
+I4 = _int("i4", 4, np.int8, -7, 7)  # int4_t excludes -8 (symmetric weights range)
+I8 = _int("i8", 8, np.int8, -(1 << 7), (1 << 7) - 1)
+I16 = _int("i16", 16, np.int16, -(1 << 15), (1 << 15) - 1)
+I32 = _int("i32", 32, np.int32, -(1 << 31), (1 << 31) - 1)
+I48 = _int("i48", 48, np.int64, -(1 << 47), (1 << 47) - 1)
+FP8E4M3 = _float("fp8e4m3", 8, ml_dtypes.float8_e4m3fn, 4, 3, has_inf=False, max_=448.0)
+FP8E5M2 = _float("fp8e5m2", 8, ml_dtypes.float8_e5m2, 5, 2, has_inf=True, max_=57344.0)
+FP16 = _float("fp16", 16, np.float16, 5, 10, has_inf=True, max_=65504.0)
+BF16 = _float("bf16", 16, ml_dtypes.bfloat16, 8, 7, has_inf=True, max_=2.0**128 - 2.0**120)
+FP32 = _float("fp32", 32, np.float32, 8, 23, has_inf=True, max_=2.0**128 - 2.0**104)
+# size_t / shape_t values: non-negative sizes up to (1 << (MAX_LOG2_SIZE + 1)) - 1 for the
+# loosest level, but shape arithmetic (SUB_SHAPE) can go negative, so hold them in int64.
+SHAPE = DType("shape", "shape", 64, np.dtype(np.int64), -(1 << 63), (1 << 63) - 1)
+
+ALL: tuple[DType, ...] = (BOOL, I4, I8, I16, I32, I48, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE)
+BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
+
+
+def dtype(name: str) -> DType:
+    """Look up a type by short name (``i8``), spec name (``i8_t``) or ``size_t``/``shape_t``."""
+    key = name.strip()
+    if key in ("size_t", "shape_t", "size"):
+        return SHAPE
+    if key.endswith("_t"):
+        key = key[:-2]
+    try:
+        return BY_NAME[key]
+    except KeyError:
+        known = ", ".join(BY_NAME)
+        raise KeyError(f"unknown TOSA element type {name!r}; known: {known}") from None
+
+
+def from_numpy(dt: np.dtype) -> DType:
+    """The TOSA type a numpy array of dtype ``dt`` holds (i4 and i48 cannot be told apart
+    from i8/int64 by storage alone, so they map to i8 and shape respectively)."""
+    dt = np.dtype(dt)
+    for d in (BOOL, I8, I16, I32, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE):
+        if d.storage == dt:
+            return d
+    raise KeyError(f"numpy dtype {dt} holds no TOSA element type")

@@ -1,0 +1,165 @@
+"""The one place where tosa.xml is corrected.
+
+Each erratum records what the XML says, what the project uses instead, and why.
+Operator-level corrections are applied by :func:`apply_operator_errata` while the
+spec model is built; the others are facts the rest of the project reads from here
+(:data:`MUL_T_BY_SCALE32`, :data:`IMPLICIT_LEVEL_LIMITS`, :func:`same_mode`).
+``tosa-conformance spec errata`` lists them; ``docs/errata.md`` explains them.
+
+An erratum only applies when the XML still has the quirk it corrects, so a fixed
+tosa.xml passed with ``--spec`` is taken as it is; :func:`applied_errata` reports
+which ones fired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.spec import OperatorSpec
+
+
+@dataclass(frozen=True)
+class Erratum:
+    id: str
+    operators: tuple[str, ...]
+    xml_says: str
+    we_use: str
+    why: str
+    # Rewrites one operator; returns it unchanged when the quirk is absent.
+    fix: Callable[[OperatorSpec], OperatorSpec] | None = None
+
+
+def _declare_acc_t(op: OperatorSpec) -> OperatorSpec:
+    bound = any("acc_t" in m.bindings for m in op.modes)
+    if bound and "acc_t" not in op.types:
+        return replace(op, types=(*op.types, "acc_t"))
+    return op
+
+
+# TRANSPOSE_CONV2D's fp8 modes, completed as CONV2D's modes of the same input type are.
+_TRANSPOSE_CONV_FP8 = {
+    "fp8e4m3 with fp16 accumulate": {"weight_t": "fp8e4m3_t", "acc_t": "fp16_t"},
+    "fp8e5m2": {"weight_t": "fp8e5m2_t", "acc_t": "fp16_t"},
+}
+
+
+def _complete_transpose_conv_fp8(op: OperatorSpec) -> OperatorSpec:
+    modes = []
+    for m in op.modes:
+        extra = _TRANSPOSE_CONV_FP8.get(m.mode, {})
+        missing = {k: v for k, v in extra.items() if k not in m.bindings}
+        if missing:
+            m = replace(m, bindings={**m.bindings, **missing})
+        modes.append(m)
+    return replace(op, modes=tuple(modes))
+
+
+def _variable_types(op: OperatorSpec) -> OperatorSpec:
+    args = tuple(
+        replace(a, element_type="var_t") if a.element_type in ("in_t", "out_t") else a
+        for a in op.arguments
+    )
+    return replace(op, arguments=args)
+
+
+ERRATA: tuple[Erratum, ...] = (
+    Erratum(
+        id="undeclared-acc_t",
+        operators=("CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"),
+        xml_says="typesupport binds acc_t but <types> does not declare it",
+        we_use="acc_t is a declared type of these operators",
+        why="CONV2D declares it and every mode binds it; the pseudocode accumulates in acc_t",
+        fix=_declare_acc_t,
+    ),
+    Erratum(
+        id="transpose_conv2d-fp8-bindings",
+        operators=("TRANSPOSE_CONV2D",),
+        xml_says="mode 'fp8e4m3 with fp16 accumulate' binds neither weight_t nor acc_t; "
+        "mode 'fp8e5m2' does not bind weight_t",
+        we_use="weight_t = the input type, acc_t = fp16_t, as in CONV2D's fp8 modes",
+        why="the weight argument needs a type; the CONV2D/CONV3D/DEPTHWISE_CONV2D fp8 modes "
+        "use the same type for input and weight with fp16 accumulation",
+        fix=_complete_transpose_conv_fp8,
+    ),
+    Erratum(
+        id="variable-var_t",
+        operators=("VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ"),
+        xml_says="arguments are typed in_t/out_t, but only var_t is declared and bound",
+        we_use="those arguments are typed var_t",
+        why="the variable's element type is var_t; in_t/out_t are never bound for these operators",
+        fix=_variable_types,
+    ),
+    Erratum(
+        id="rescale-mul_t",
+        operators=("RESCALE",),
+        xml_says="the multiplier argument is typed mul_t, which no mode binds",
+        we_use="mul_t = i32_t when scale32 is true, i16_t when it is false",
+        why="the scale32 attribute's description says so; it depends on an attribute, not "
+        "on the mode",
+    ),
+    Erratum(
+        id="max_log2_size-no-levellimit",
+        operators=(),
+        xml_says="the 8K level sets max_log2_size=31 but no <levellimit> refers to MAX_LOG2_SIZE",
+        we_use="a level check on every tensor: elements x element bytes (sub-byte types count "
+        "1) <= (1 << (MAX_LOG2_SIZE + 1)) - 1, and every dimension <= (1 << MAX_LOG2_SIZE) - 1",
+        why="introduction, 'Tensor size limit'",
+    ),
+    Erratum(
+        id="max_nesting-no-levellimit",
+        operators=("COND_IF", "WHILE_LOOP"),
+        xml_says="the levels set max_nesting but no <levellimit> refers to MAX_NESTING",
+        we_use="COND_IF and WHILE_LOOP fail (ERROR_IF) when nested MAX_NESTING deep or more",
+        why="their pseudocode has ERROR_IF(tosa_nesting_depth >= MAX_NESTING): an error, not "
+        "a LEVEL_CHECK",
+    ),
+    Erratum(
+        id="mode-case",
+        operators=(),
+        xml_says="the same mode is spelled 'boolean' by some operators and 'Boolean' by others",
+        we_use="mode strings are kept exactly as the XML spells them per operator; looking a "
+        "mode up by name ignores case",
+        why="vectors must name the mode as tosa.xml does, but users should not have to know "
+        "which spelling an operator uses",
+    ),
+)
+
+BY_ID: dict[str, Erratum] = {e.id: e for e in ERRATA}
+
+# rescale-mul_t: the multiplier type as a function of the scale32 attribute.
+MUL_T_BY_SCALE32: dict[bool, str] = {True: "i32_t", False: "i16_t"}
+
+
+@dataclass(frozen=True)
+class ImplicitLevelLimit:
+    limit: str  # the level maximum, e.g. "MAX_LOG2_SIZE"
+    erratum: str
+    check: str  # "LEVEL_CHECK" (unpredictable when exceeded) or "ERROR_IF"
+
+
+IMPLICIT_LEVEL_LIMITS: tuple[ImplicitLevelLimit, ...] = (
+    ImplicitLevelLimit("MAX_LOG2_SIZE", "max_log2_size-no-levellimit", "LEVEL_CHECK"),
+    ImplicitLevelLimit("MAX_NESTING", "max_nesting-no-levellimit", "ERROR_IF"),
+)
+
+
+def same_mode(a: str, b: str) -> bool:
+    """Mode names compare without case (erratum mode-case)."""
+    return a.casefold() == b.casefold()
+
+
+def apply_operator_errata(op: OperatorSpec) -> tuple[OperatorSpec, list[str]]:
+    """Apply every operator-level erratum that concerns ``op``; return the fixed
+    operator and the ids of the errata that changed it."""
+    fired: list[str] = []
+    for e in ERRATA:
+        if e.fix is None or op.name not in e.operators:
+            continue
+        fixed = e.fix(op)
+        if fixed != op:
+            fired.append(e.id)
+            op = fixed
+    return op, fired

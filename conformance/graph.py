@@ -1,0 +1,103 @@
+"""Graph IR: graph -> regions -> blocks -> tensors + operators.
+
+The containers mirror the TOSA flatbuffer schema (``TosaGraph``, ``TosaRegion``,
+``TosaBasicBlock``, ``TosaTensor``, ``TosaOperator``) one to one, so serialization is
+mechanical.  Operator attributes are kept by the argument names tosa.xml gives them
+(``pad``, ``acc_type``, ``local_bound`` ...), because the XML is the specification; the
+mapping to the schema's attribute tables lives in :mod:`vectors.flatbuffer`.
+
+Attribute values are plain Python/numpy values:
+
+* ``i32_t`` scalars (axis, zero points) -> ``int``; ``bool_t`` -> ``bool``;
+* fixed-length ``i32_t`` arrays (``pad``, ``stride``, ``perms``) -> ``tuple[int, ...]``;
+* enumerations (``acc_type``, ``mode``, variable ``type``) -> the enum value name (``"INT32"``);
+* element-typed scalars (``pad_const``, ``min_val``) -> ``int`` or ``float``;
+* tensors (CONST ``values``, VARIABLE ``initial_value``) -> ``numpy.ndarray``;
+* graphs (COND_IF/WHILE_LOOP) -> the name of a block in the same graph;
+* strings (CUSTOM) -> ``str``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from conformance.dtypes import DType
+
+AttrValue = Any  # int | bool | float | str | tuple[int, ...] | np.ndarray
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    data: np.ndarray | None = None  # constant contents, if any
+    variable: bool = False
+    is_unranked: bool = False
+    variable_name: str = ""
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+
+@dataclass
+class Operator:
+    op: str  # operator name as in tosa.xml, e.g. "CONV2D"
+    inputs: list[str]
+    outputs: list[str]
+    attributes: dict[str, AttrValue] = field(default_factory=dict)
+
+
+@dataclass
+class Block:
+    name: str
+    operators: list[Operator] = field(default_factory=list)
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Region:
+    name: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+@dataclass
+class Version:
+    major: int = 1
+    minor: int = 1
+    patch: int = 0
+    draft: bool = True
+
+
+@dataclass
+class Graph:
+    regions: list[Region] = field(default_factory=list)
+    version: Version = field(default_factory=Version)
+
+    @property
+    def main(self) -> Block:
+        """The entry block: the first block of the first region."""
+        if not self.regions or not self.regions[0].blocks:
+            raise ValueError("graph has no blocks")
+        return self.regions[0].blocks[0]
+
+    def blocks(self) -> Iterator[Block]:
+        for region in self.regions:
+            yield from region.blocks
+
+    def block(self, name: str) -> Block:
+        for b in self.blocks():
+            if b.name == name:
+                return b
+        raise KeyError(f"graph has no block named {name!r}")

@@ -1,0 +1,456 @@
+"""The specification model, read from tosa.xml and validated against tosa.xsd.
+
+Everything the project knows about operators, their arguments, type-support modes,
+profiles, extensions, levels and enumerations comes from here; corrections to the
+XML are applied from :mod:`conformance.errata` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from lxml import etree
+
+from conformance import errata
+from conformance.dtypes import DType, dtype
+from conformance.expressions import (
+    Environment,
+    Expr,
+    ExpressionError,
+    ShapeExpr,
+    evaluate,
+    parse_expr,
+    parse_shape,
+)
+
+
+class SpecError(Exception):
+    """tosa.xml could not be read: malformed, schema-invalid or semantically wrong."""
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {message}")
+
+
+# ---------------------------------------------------------------------------
+# Model
+
+
+@dataclass(frozen=True)
+class LevelLimit:
+    value: Expr
+    text: str
+    limit: str  # level maximum name, e.g. "MAX_KERNEL"
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    category: str  # "input" | "output" | "attribute"
+    type: str  # "tensor_t", "tensor_list_t", "shape_t", "shape_list_t", "tosa_graph_t", "String"
+    element_type: str  # type variable ("in_t"), concrete type ("i32_t"), enum ("acc_type_t"), "-"
+    shape: ShapeExpr
+    rank_min: Expr | None
+    rank_max: Expr | None
+    level_limits: tuple[LevelLimit, ...]
+    optional: bool
+    description: str
+    element_names: tuple[str, ...]  # names of array elements, from the description's [a, b]
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type == "tensor_t"
+
+    @property
+    def is_list(self) -> bool:
+        return self.type in ("tensor_list_t", "shape_list_t")
+
+    def rank_range(self, level: Level) -> tuple[int, int] | None:
+        """The rank bounds at ``level``, or None when the XML gives none."""
+        if self.rank_min is None or self.rank_max is None:
+            return None
+        env = level.environment()
+        return evaluate(self.rank_min, env), evaluate(self.rank_max, env)
+
+
+@dataclass(frozen=True)
+class TypeSupport:
+    """One ``<typesupport>``: a mode of an operator."""
+
+    operator: str
+    mode: str
+    bindings: Mapping[str, str]  # type variable -> concrete type name (TABLE_SIZE -> "513")
+    # Each entry is one alternative set of profile/extension names that must all be
+    # claimed (an ``op_profile`` with its optional ``and_name``).
+    requirements: tuple[frozenset[str], ...]
+    version_added: str
+
+    def dtype(self, var: str) -> DType:
+        return dtype(self.bindings[var])
+
+    def required_by(self, names: frozenset[str] | set[str]) -> bool:
+        """Whether a claim of these profile/extension names requires this mode."""
+        return any(req <= names for req in self.requirements)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.operator, self.mode)
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    name: str
+    group: str
+    arguments: tuple[Argument, ...]
+    types: tuple[str, ...]  # declared type variables
+    modes: tuple[TypeSupport, ...]
+    errata: tuple[str, ...] = ()  # ids of errata applied to this operator
+    line: int | None = None
+
+    def _by_category(self, category: str) -> list[Argument]:
+        return [a for a in self.arguments if a.category == category]
+
+    @property
+    def inputs(self) -> list[Argument]:
+        return self._by_category("input")
+
+    @property
+    def outputs(self) -> list[Argument]:
+        return self._by_category("output")
+
+    @property
+    def attributes(self) -> list[Argument]:
+        return self._by_category("attribute")
+
+    def argument(self, name: str) -> Argument:
+        for a in self.arguments:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no argument {name!r}")
+
+    def mode(self, name: str) -> TypeSupport:
+        for m in self.modes:
+            if errata.same_mode(m.mode, name):
+                return m
+        known = ", ".join(repr(m.mode) for m in self.modes)
+        raise KeyError(f"{self.name} has no mode {name!r}; its modes: {known}")
+
+    def level_limits(self) -> list[tuple[Argument, LevelLimit]]:
+        return [(a, lim) for a in self.arguments for lim in a.level_limits]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    title: str
+    status: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Extension:
+    name: str
+    status: str
+    description: str
+    profiles: tuple[str, ...]  # profiles this extension extends
+
+
+LEVEL_ATTRIBUTES = (
+    "max_rank",
+    "max_kernel",
+    "max_stride",
+    "max_scale",
+    "max_log2_size",
+    "max_nesting",
+    "max_tensor_list_size",
+)
+
+
+@dataclass(frozen=True)
+class Level:
+    name: str
+    description: str
+    maxima: Mapping[str, int]  # "MAX_RANK" -> 6, ...
+
+    def __getitem__(self, key: str) -> int:
+        return self.maxima[key]
+
+    def environment(self) -> Environment:
+        return Environment(values=self.maxima)
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    name: str
+    value: int
+    description: str
+
+
+@dataclass(frozen=True)
+class Enumeration:
+    name: str
+    description: str
+    values: tuple[EnumValue, ...]
+
+    def names(self) -> list[str]:
+        return [v.name for v in self.values]
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: str
+    sha256: str
+    version: tuple[int, int, int]
+    draft: bool
+    profiles: Mapping[str, Profile]
+    extensions: Mapping[str, Extension]
+    levels: Mapping[str, Level]
+    operators: Mapping[str, OperatorSpec]
+    enums: Mapping[str, Enumeration]
+    errata_applied: tuple[str, ...] = field(default=())
+
+    @property
+    def version_string(self) -> str:
+        v = ".".join(str(x) for x in self.version)
+        return f"{v}-draft" if self.draft else v
+
+    def operator(self, name: str) -> OperatorSpec:
+        try:
+            return self.operators[name.upper()]
+        except KeyError:
+            raise KeyError(f"unknown operator {name!r}") from None
+
+    def level(self, name: str) -> Level:
+        for lv in self.levels.values():
+            if lv.name.casefold() == name.casefold():
+                return lv
+        known = ", ".join(self.levels)
+        raise KeyError(f"unknown level {name!r}; known levels: {known}") from None
+
+    def modes(self) -> list[TypeSupport]:
+        return [m for op in self.operators.values() for m in op.modes]
+
+    def groups(self) -> dict[str, list[OperatorSpec]]:
+        out: dict[str, list[OperatorSpec]] = {}
+        for op in self.operators.values():
+            out.setdefault(op.group, []).append(op)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+def default_spec_path() -> Path:
+    return Path(str(resources.files("conformance") / "spec" / "tosa.xml"))
+
+
+def _schema_path() -> Path:
+    return Path(str(resources.files("conformance") / "spec" / "tosa.xsd"))
+
+
+@functools.cache
+def _schema() -> etree.XMLSchema:
+    return etree.XMLSchema(etree.parse(str(_schema_path())))
+
+
+_BRACKET_LIST = re.compile(r"\[\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*\]")
+
+
+def _element_names(description: str) -> tuple[str, ...]:
+    """Array-element names from a description such as ``[pad_top, pad_bottom, ...]``."""
+    m = _BRACKET_LIST.search(description)
+    if not m:
+        return ()
+    return tuple(p.strip() for p in m.group(1).split(","))
+
+
+def _text(el: etree._Element | None) -> str:
+    return " ".join((el.text or "").split()) if el is not None else ""
+
+
+def _parse_rank(value: str, where: tuple[str, int | None]) -> Expr:
+    try:
+        return parse_expr(value)
+    except ExpressionError as exc:
+        raise SpecError(where[0], where[1], f"bad rank bound {value!r}: {exc}") from None
+
+
+def _parse_argument(el: etree._Element, path: str) -> Argument:
+    line = el.sourceline
+    name = el.get("name")
+    shape_text = el.get("shape")
+    try:
+        shape = parse_shape(shape_text)
+    except ExpressionError as exc:
+        raise SpecError(path, line, f"argument {name!r}: {exc}") from None
+    limits: list[LevelLimit] = []
+    for lim in el.findall("levellimit"):
+        text = lim.get("value")
+        try:
+            limits.append(LevelLimit(parse_expr(text), text, lim.get("limit")))
+        except ExpressionError as exc:
+            raise SpecError(path, lim.sourceline, f"level limit of {name!r}: {exc}") from None
+    rank = el.find("rank")
+    rmin = _parse_rank(rank.get("min"), (path, line)) if rank is not None else None
+    rmax = _parse_rank(rank.get("max"), (path, line)) if rank is not None else None
+    description = _text(el.find("description"))
+    return Argument(
+        name=name,
+        category=el.get("category"),
+        type=el.get("type"),
+        element_type=el.get("tensor-element-type"),
+        shape=shape,
+        rank_min=rmin,
+        rank_max=rmax,
+        level_limits=tuple(limits),
+        optional=el.get("optional") == "true",
+        description=description,
+        element_names=_element_names(description),
+    )
+
+
+def _parse_operator(el: etree._Element, group: str, path: str) -> OperatorSpec:
+    name = _text(el.find("name"))
+    args = tuple(_parse_argument(a, path) for a in el.find("arguments").findall("argument"))
+    types_el = el.find("types")
+    types = tuple(t.get("name") for t in types_el.findall("type")) if types_el is not None else ()
+    modes = []
+    for ts in el.findall("typesupport"):
+        bindings = {k: v for k, v in ts.attrib.items() if k not in ("mode", "version_added")}
+        reqs = tuple(
+            frozenset(n for n in (p.get("name"), p.get("and_name")) if n)
+            for p in ts.findall("op_profile")
+        )
+        modes.append(TypeSupport(name, ts.get("mode"), bindings, reqs, ts.get("version_added")))
+    return OperatorSpec(name, group, args, types, tuple(modes), line=el.sourceline)
+
+
+def _check_operator(op: OperatorSpec, path: str) -> None:
+    """Semantic checks the schema cannot express; errors name the operator's line."""
+    seen: set[str] = set()
+    for m in op.modes:
+        key = m.mode.casefold()
+        if key in seen:
+            raise SpecError(path, op.line, f"{op.name}: mode {m.mode!r} is given twice")
+        seen.add(key)
+        for var, value in m.bindings.items():
+            if var == "TABLE_SIZE" or value == "-":
+                continue
+            try:
+                dtype(value)
+            except KeyError as exc:
+                raise SpecError(path, op.line, f"{op.name} mode {m.mode!r}: {exc}") from None
+
+
+def load_spec(path: str | Path | None = None) -> Spec:
+    """Load and validate a tosa.xml (the vendored one by default).
+
+    Raises :class:`SpecError` naming the file and line for unreadable, malformed,
+    schema-invalid or inconsistent XML.
+    """
+    if path is None:
+        return _default_spec()
+    return _load(Path(path))
+
+
+@functools.cache
+def _default_spec() -> Spec:
+    return _load(default_spec_path())
+
+
+def _load(path: Path) -> Spec:
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(shown, None, f"cannot read file: {exc.strerror or exc}") from None
+    parser = etree.XMLParser(
+        load_dtd=False, no_network=True, resolve_entities=False, remove_comments=True
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else None
+        msg = str(exc.msg) if exc.msg else "malformed XML"
+        msg = re.sub(r",? line \d+, column \d+$", "", msg)
+        raise SpecError(shown, line, f"malformed XML: {msg}") from None
+    schema = _schema()
+    if not schema.validate(root):
+        err = schema.error_log.last_error
+        first = schema.error_log[0] if len(schema.error_log) else err
+        raise SpecError(shown, first.line, f"does not match tosa.xsd: {first.message}")
+
+    v = root.find("version")
+    profiles = {
+        p.get("name"): Profile(
+            p.get("name"), p.get("profile"), p.get("status"), p.get("description")
+        )
+        for p in root.find("profiles").findall("profile")
+    }
+    extensions = {}
+    for e in root.find("profile_extensions").findall("profile_extension"):
+        supported = tuple(_text(s) for s in e.findall("profile_supported"))
+        for s in supported:
+            if s not in profiles:
+                raise SpecError(shown, e.sourceline, f"{e.get('name')} extends unknown {s!r}")
+        extensions[e.get("name")] = Extension(
+            e.get("name"), e.get("status"), e.get("description"), supported
+        )
+    levels = {}
+    for lv in root.find("levels").findall("level"):
+        maxima = {a.upper(): int(lv.get(a)) for a in LEVEL_ATTRIBUTES}
+        levels[lv.get("name")] = Level(lv.get("name"), _text(lv), maxima)
+
+    operators: dict[str, OperatorSpec] = {}
+    fired: list[str] = []
+    for group in root.find("operators").findall("operatorgroup"):
+        for op_el in group.findall("operator"):
+            op = _parse_operator(op_el, group.get("name"), shown)
+            if op.name in operators:
+                raise SpecError(shown, op.line, f"operator {op.name} is defined twice")
+            op, applied = errata.apply_operator_errata(op)
+            if applied:
+                op = OperatorSpec(
+                    op.name, op.group, op.arguments, op.types, op.modes, tuple(applied), op.line
+                )
+                fired.extend(a for a in applied if a not in fired)
+            _check_operator(op, shown)
+            operators[op.name] = op
+    names = set(profiles) | set(extensions)
+    for op in operators.values():
+        for m in op.modes:
+            for req in m.requirements:
+                if not req <= names:
+                    bad = ", ".join(sorted(req - names))
+                    raise SpecError(shown, op.line, f"{op.name} {m.mode!r} requires unknown {bad}")
+
+    enums = {}
+    for e in root.findall("enum"):
+        vals = tuple(
+            EnumValue(x.get("name"), int(x.get("value")), x.get("description") or "")
+            for x in e.findall("enumval")
+        )
+        enums[e.get("name")] = Enumeration(e.get("name"), e.get("description"), vals)
+
+    return Spec(
+        path=shown,
+        sha256=hashlib.sha256(data).hexdigest(),
+        version=(int(v.get("major")), int(v.get("minor")), int(v.get("patch"))),
+        draft=v.get("draft") == "true",
+        profiles=profiles,
+        extensions=extensions,
+        levels=levels,
+        operators=operators,
+        enums=enums,
+        errata_applied=tuple(fired),
+    )

@@ -1,0 +1,115 @@
+"""What an operator implementation sees: its operands by spec argument name, its
+attributes, its mode and the rule helpers (ERROR_IF, REQUIRE)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from conformance.builder import OperandMap
+from conformance.dtypes import DType
+from conformance.graph import Block, Operator, Tensor
+from conformance.spec import Level, OperatorSpec, TypeSupport
+from reference.outcome import ErrorIf, Rule, Unpredictable
+
+
+class OpContext:
+    def __init__(
+        self,
+        op_spec: OperatorSpec,
+        operator: Operator,
+        mode: TypeSupport | None,
+        bindings: Mapping[str, DType],
+        operands: OperandMap,
+        block: Block,
+        values: Mapping[str, np.ndarray],
+        level: Level,
+        index: int,
+        run_block: Callable[[str, list[np.ndarray]], list[np.ndarray]] | None = None,
+        state: dict[str, Any] | None = None,
+        depth: int = 0,
+    ) -> None:
+        self.op_spec = op_spec
+        self.operator = operator
+        self.mode = mode
+        self.bindings = dict(bindings)
+        self.operands = operands
+        self.block = block
+        self.values = values
+        self.level = level
+        self.index = index
+        self._run_block = run_block
+        self.state = state if state is not None else {}  # graph-wide (variables)
+        self.depth = depth  # control-flow nesting depth of this operator's block
+
+    # -- operands ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.operator.op
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.operator.attributes
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.operator.attributes.get(name, default)
+
+    def arg(self, name: str) -> np.ndarray:
+        """The value of a single input argument."""
+        names = self.operands.inputs[name]
+        if len(names) != 1:
+            raise KeyError(f"{self.name} input {name!r} is a list; use arg_list")
+        return self.values[names[0]]
+
+    def arg_list(self, name: str) -> list[np.ndarray]:
+        return [self.values[n] for n in self.operands.inputs[name]]
+
+    def input_tensor(self, name: str) -> Tensor:
+        return self.block.tensors[self.operands.inputs[name][0]]
+
+    def input_tensors(self, name: str) -> list[Tensor]:
+        return [self.block.tensors[n] for n in self.operands.inputs[name]]
+
+    def output_tensor(self, name: str = "output") -> Tensor:
+        return self.block.tensors[self.operands.outputs[name][0]]
+
+    def output_tensors(self, name: str) -> list[Tensor]:
+        return [self.block.tensors[n] for n in self.operands.outputs[name]]
+
+    def out_shape(self, name: str = "output") -> tuple[int, ...]:
+        return self.output_tensor(name).shape
+
+    def dtype(self, var: str) -> DType:
+        """The element type bound to a type variable (``in_out_t``, ``acc_t`` ...)."""
+        if var in self.bindings:
+            return self.bindings[var]
+        if self.mode is not None and var in self.mode.bindings:
+            return self.mode.dtype(var)
+        raise KeyError(f"{self.name}: type {var} is not bound")
+
+    # -- rules --------------------------------------------------------------------
+    def _rule(self, kind: str, clause: str, detail: str) -> Rule:
+        return Rule(kind, self.name, clause, detail, self.index)  # type: ignore[arg-type]
+
+    def error_if(self, condition: bool | np.ndarray, clause: str, detail: str = "") -> None:
+        """ERROR_IF(condition); an array condition fires when any element holds."""
+        if bool(np.any(condition)):
+            raise ErrorIf(self._rule("ERROR_IF", clause, detail))
+
+    def require(self, condition: bool | np.ndarray, clause: str, detail: str = "") -> None:
+        """REQUIRE(condition): every element must hold, else the graph is unpredictable."""
+        if not bool(np.all(condition)):
+            raise Unpredictable(self._rule("REQUIRE", clause, detail))
+
+    def level_check(self, condition: bool, clause: str, detail: str = "") -> None:
+        if not condition:
+            raise Unpredictable(self._rule("LEVEL_CHECK", clause, detail))
+
+    # -- control flow ---------------------------------------------------------------
+    def run_block(self, name: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Evaluate a block of the graph (COND_IF / WHILE_LOOP bodies) one level deeper."""
+        if self._run_block is None:
+            raise RuntimeError("this context cannot run blocks")
+        return self._run_block(name, inputs)

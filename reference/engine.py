@@ -1,0 +1,196 @@
+"""Evaluate a graph block by block and return the spec's outcome.
+
+Order of checks for each operator, so that "unpredictable overrides error" holds as
+far as it can be known: its LEVEL_CHECKs first (unpredictable), then type support
+(error), then the operator's own pseudocode, which raises ERROR_IF / REQUIRE in the
+order the pseudocode states them.  After an error the graph's data is undefined, so
+evaluation stops there; a REQUIRE that only later data could have failed is not
+looked for (generators never mix the two in one vector).
+
+Floating-point outputs are computed in fp64 from the inputs as stored; the value a
+later operator reads is that result rounded to the tensor's type, while the graph's
+outputs are returned in fp64, as the compliance rules compare against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from conformance.builder import bind_types, check_attributes, find_mode, map_operands
+from conformance.dtypes import DType
+from conformance.graph import Block, Graph, Tensor
+from conformance.spec import Level, Spec, load_spec
+from reference import registry
+from reference.context import OpContext
+from reference.levels import level_violations
+from reference.outcome import ErrorIf, Outcome, Rule, RuleFired, Unpredictable
+
+
+class EvaluationError(RuntimeError):
+    """The evaluator itself cannot go on (missing implementation, bad graph inputs)."""
+
+
+def to_storage(values: np.ndarray, dt: DType) -> np.ndarray:
+    """Hold values in the tensor type's storage, rounding floats to nearest even."""
+    arr = np.asarray(values)
+    if dt.is_float and arr.dtype != dt.storage:
+        # float64 -> narrow types round once; go through float64 so that integer inputs
+        # (e.g. CAST int->float) are not first rounded to float32.
+        return arr.astype(np.float64).astype(dt.storage)
+    return arr.astype(dt.storage, copy=False)
+
+
+def _check_input(t: Tensor, value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if tuple(arr.shape) != t.shape:
+        raise EvaluationError(
+            f"input {t.name!r}: shape {list(arr.shape)} does not match {list(t.shape)}"
+        )
+    if t.dtype.is_int and arr.size and not np.all(t.dtype.in_range(arr.astype(np.int64))):
+        raise EvaluationError(f"input {t.name!r}: values outside the range of {t.dtype}")
+    return to_storage(arr, t.dtype)
+
+
+class Evaluator:
+    def __init__(self, graph: Graph, spec: Spec, level: Level) -> None:
+        self.graph = graph
+        self.spec = spec
+        self.level = level
+        self.ops = registry.load_all()
+        self.state: dict[str, Any] = {}  # graph-wide state, e.g. variable tensors
+
+    def run(self, inputs: Mapping[str, Any]) -> Outcome:
+        main = self.graph.main
+        missing = [n for n in main.inputs if n not in inputs]
+        if missing:
+            raise EvaluationError(f"no value given for graph input(s) {', '.join(missing)}")
+        try:
+            values = [_check_input(main.tensors[n], inputs[n]) for n in main.inputs]
+            outputs, exact = self.run_block(main, values, depth=0)
+        except Unpredictable as fired:
+            return Outcome("unpredictable", rule=fired.rule)
+        except ErrorIf as fired:
+            return Outcome("error", rule=fired.rule)
+        result = {n: exact.get(n, v) for n, v in zip(main.outputs, outputs, strict=True)}
+        return Outcome("valid", result)
+
+    def run_block(
+        self, block: Block, inputs: list[np.ndarray], depth: int
+    ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+        if len(inputs) != len(block.inputs):
+            raise ErrorIf(
+                Rule(
+                    "ERROR_IF",
+                    block.name,
+                    "tensor_list_shape(input_list) != tosa_input_shape(graph)",
+                    f"block {block.name!r} takes {len(block.inputs)} inputs, got {len(inputs)}",
+                )
+            )
+        values: dict[str, np.ndarray] = {}
+        exact: dict[str, np.ndarray] = {}
+        for name, t in block.tensors.items():
+            if t.data is not None:
+                values[name] = to_storage(t.data, t.dtype)
+        for name, v in zip(block.inputs, inputs, strict=True):
+            values[name] = v
+        for index, operator in enumerate(block.operators):
+            self._run_operator(block, index, values, exact, depth)
+        return [values[n] for n in block.outputs], exact
+
+    def _run_operator(
+        self,
+        block: Block,
+        index: int,
+        values: dict[str, np.ndarray],
+        exact: dict[str, np.ndarray],
+        depth: int,
+    ) -> None:
+        operator = block.operators[index]
+        name = operator.op
+
+        def fail(clause: str, detail: str) -> ErrorIf:
+            return ErrorIf(Rule("ERROR_IF", name, clause, detail, index))
+
+        try:
+            op_spec = self.spec.operator(name)
+        except KeyError:
+            raise fail("operator is defined by the specification", f"unknown {name}") from None
+        try:
+            operands = map_operands(op_spec, operator)
+        except ValueError as exc:
+            raise fail("operand count", str(exc)) from None
+        for n in [*operator.inputs]:
+            if n not in values:
+                raise EvaluationError(f"{name} (operator {index}) reads {n!r} before it is set")
+        violations = level_violations(
+            op_spec, operands, block.tensors, operator.attributes, values, self.level
+        )
+        if violations:
+            raise Unpredictable(Rule("LEVEL_CHECK", name, violations[0], "", index))
+        attr_problems = check_attributes(op_spec, operator.attributes)
+        if attr_problems:
+            raise fail("attributes as declared by the specification", attr_problems[0])
+        bindings, type_problems = bind_types(op_spec, operator, block.tensors)
+        mode = find_mode(op_spec, bindings, operator.attributes) if not type_problems else None
+        if type_problems or (mode is None and op_spec.modes):
+            got = ", ".join(f"{k}={v}" for k, v in sorted(bindings.items()))
+            detail = type_problems[0] if type_problems else f"no mode supports {got}"
+            raise fail("type combination is listed in the operator's supported types", detail)
+        fn = self.ops.get(name)
+        if fn is None:
+            raise EvaluationError(f"the reference evaluator does not implement {name} yet")
+
+        def run_nested(block_name: str, args: list[np.ndarray]) -> list[np.ndarray]:
+            outs, _ = self.run_block(self.graph.block(block_name), args, depth + 1)
+            return outs
+
+        ctx = OpContext(
+            op_spec,
+            operator,
+            mode,
+            bindings,
+            operands,
+            block,
+            values,
+            self.level,
+            index,
+            run_nested,
+            self.state,
+            depth,
+        )
+        try:
+            results = fn(ctx)
+        except RuleFired:
+            raise
+        for arg_name, names in operands.outputs.items():
+            produced = results.get(arg_name)
+            if produced is None:
+                raise EvaluationError(f"{name} produced no value for output {arg_name!r}")
+            arrays = produced if isinstance(produced, list) else [produced]
+            for tensor_name, arr in zip(names, arrays, strict=True):
+                t = block.tensors[tensor_name]
+                arr = np.asarray(arr)
+                if tuple(arr.shape) != t.shape:
+                    raise EvaluationError(
+                        f"{name} (operator {index}) computed shape {list(arr.shape)} for "
+                        f"{tensor_name!r}, declared {list(t.shape)}: missing ERROR_IF check"
+                    )
+                if t.dtype.is_float:
+                    exact[tensor_name] = arr.astype(np.float64)
+                values[tensor_name] = to_storage(arr, t.dtype)
+
+
+def evaluate(
+    graph: Graph,
+    inputs: Mapping[str, Any],
+    *,
+    spec: Spec | None = None,
+    level: Level | str = "8K",
+) -> Outcome:
+    """Evaluate ``graph`` on ``inputs`` (by graph input name) at ``level``."""
+    spec = spec or load_spec()
+    lv = spec.level(level) if isinstance(level, str) else level
+    return Evaluator(graph, spec, lv).run(inputs)

@@ -1,0 +1,98 @@
+"""LEVEL_CHECKs of one operator, evaluated from the spec model's level limits.
+
+The names a level-limit expression uses come from the operator's operands: the
+dimension names of its shape expressions (``KH`` from ``[OC,KH,KW,IC]``), the named
+shapes (``rank(shape1)``), the element names of array attributes and shape inputs
+(``pad_top`` from ``pad``, ``scale_y_n`` from the ``scale`` input), and tensor lists.
+The tensor size limit (MAX_LOG2_SIZE) has no ``<levellimit>``; it is checked for
+every tensor as the errata table says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from conformance.builder import OperandMap
+from conformance.expressions import Environment, ExpressionError, evaluate
+from conformance.graph import Tensor
+from conformance.spec import Level, OperatorSpec
+
+
+def operand_environment(
+    op_spec: OperatorSpec,
+    operands: OperandMap,
+    tensors: Mapping[str, Tensor],
+    attributes: Mapping[str, object],
+    values: Mapping[str, np.ndarray],
+    level: Level,
+) -> Environment:
+    """Bind every name the operator's expressions can use."""
+    env = level.environment()
+    for group in (operands.inputs, operands.outputs):
+        for arg_name, names in group.items():
+            arg = op_spec.argument(arg_name)
+            if arg.is_list:
+                env.lists[arg_name] = [tensors[n].shape for n in names]
+                continue
+            t = tensors[names[0]]
+            if arg.type == "shape_t":
+                if arg.element_names and names[0] in values:
+                    flat = np.asarray(values[names[0]]).reshape(-1)
+                    for n, v in zip(arg.element_names, flat, strict=False):
+                        env.values[n] = int(v)
+                continue
+            arg.shape.bind(t.shape, env)
+            if arg.shape.kind == "named" and arg.shape.name:
+                env.shapes[arg.shape.name] = t.shape
+    for arg in op_spec.attributes:
+        value = attributes.get(arg.name)
+        if arg.element_names and isinstance(value, tuple | list | np.ndarray):
+            for n, v in zip(arg.element_names, np.asarray(value).reshape(-1), strict=False):
+                env.values[n] = int(v)
+    return env
+
+
+def level_violations(
+    op_spec: OperatorSpec,
+    operands: OperandMap,
+    tensors: Mapping[str, Tensor],
+    attributes: Mapping[str, object],
+    values: Mapping[str, np.ndarray],
+    level: Level,
+) -> list[str]:
+    """Each failed LEVEL_CHECK of this operator, as ``expr <= LIMIT (value > max)``."""
+    env = operand_environment(op_spec, operands, tensors, attributes, values, level)
+    failed = []
+    for _arg, lim in op_spec.level_limits():
+        try:
+            value = evaluate(lim.value, env)
+        except ExpressionError:
+            continue  # the operand it names is absent (optional argument)
+        if value > level[lim.limit]:
+            failed.append(f"{lim.text} <= {lim.limit} ({value} > {level[lim.limit]})")
+    for group in (operands.inputs, operands.outputs):
+        for names in group.values():
+            for n in names:
+                problem = tensor_size_violation(tensors[n], level)
+                if problem:
+                    failed.append(problem)
+    return failed
+
+
+def tensor_size_violation(t: Tensor, level: Level) -> str | None:
+    """Erratum max_log2_size-no-levellimit: the tensor size limit of the introduction."""
+    log2 = level["MAX_LOG2_SIZE"]
+    max_dim = (1 << log2) - 1
+    for d in t.shape:
+        if d > max_dim:
+            return f"{t.name}: dimension {d} > (1 << MAX_LOG2_SIZE) - 1 = {max_dim}"
+    total = 1
+    for d in t.shape:
+        total *= d
+    size = total * t.dtype.size_bytes
+    limit = (1 << (log2 + 1)) - 1
+    if size > limit:
+        return f"{t.name}: {size} bytes > (1 << (MAX_LOG2_SIZE + 1)) - 1 = {limit}"
+    return None

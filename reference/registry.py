@@ -1,0 +1,35 @@
+"""Operator implementations register here by tosa.xml operator name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from reference.context import OpContext
+
+# An implementation takes the context and returns its outputs by argument name
+# (``{"output": array}``; list outputs map to a list of arrays).
+OpFunction = Callable[["OpContext"], dict[str, "np.ndarray | list[np.ndarray]"]]
+
+OPERATORS: dict[str, OpFunction] = {}
+
+
+def implements(*names: str) -> Callable[[OpFunction], OpFunction]:
+    def register(fn: OpFunction) -> OpFunction:
+        for name in names:
+            if name in OPERATORS:
+                raise RuntimeError(f"operator {name} is implemented twice")
+            OPERATORS[name] = fn
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, OpFunction]:
+    """Import every operator module so that they register (done once, lazily)."""
+    import reference.ops  # noqa: F401 - imported for its registrations
+
+    return OPERATORS
