@@ -127,3 +127,18 @@ def test_other_spec_is_used(capsys, tmp_path: Path) -> None:
     other.write_text(text)
     out = run(capsys, "--spec", str(other), "spec", "levels", "--json")[1]
     assert json.loads(out)[1]["MAX_RANK"] == 5
+
+
+def test_installed_console_script_imports_our_package(tmp_path: Path) -> None:
+    # Arm's tosa-tools also installs a top-level 'conformance' folder; the entry point
+    # must still reach ours (docs/architecture.md, "The conformance name clash").
+    import shutil
+
+    exe = shutil.which("tosa-conformance")
+    if exe is None:
+        pytest.skip("tosa-conformance is not installed as a console script (pip install -e .)")
+    proc = subprocess.run(
+        [exe, "spec", "levels", "--json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[1]["name"] == "8K"
