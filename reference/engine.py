@@ -38,8 +38,10 @@ def to_storage(values: np.ndarray, dt: DType) -> np.ndarray:
     arr = np.asarray(values)
     if dt.is_float and arr.dtype != dt.storage:
         # float64 -> narrow types round once; go through float64 so that integer inputs
-        # (e.g. CAST int->float) are not first rounded to float32.
-        return arr.astype(np.float64).astype(dt.storage)
+        # (e.g. CAST int->float) are not first rounded to float32.  Overflow to inf is the
+        # intended IEEE result, not something to warn about.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return arr.astype(np.float64).astype(dt.storage)
     return arr.astype(dt.storage, copy=False)
 
 
