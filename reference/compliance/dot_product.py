@@ -1,0 +1,140 @@
+"""The dot product accuracy rule: a per-element error limit scaled by the abs-input
+pass, and two statistical tests over the whole output (error sum and error variance).
+
+The caller supplies ``out_bnd``, the fp64 result of running the operator on the
+absolute values of its inputs (see ``bound_inputs.dot_product_bound_inputs``).  Errors
+are measured in units of ``out_bnd * 2**(-1 - normal_frac(out))`` (half an ulp of the
+bound, never less than ``normal_min(out)``), so a correctly rounded result of a
+single product has an error of at most 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.dtypes import DType
+
+from .descriptor import DotProductParams
+
+# The statistical tests are only meaningful, and only required by the spec, when the
+# operator computes at least this many dot products (Appendix A, MIN_DOT_PRODUCTS).
+MIN_DOT_PRODUCTS = 1000
+
+# Data sets whose errors should not be biased one way, so the error-sum test applies.
+# The other sets have mostly positive products, where a consistent rounding direction
+# is legitimate.
+UNBIASED_DATA_SETS = frozenset({3, 4, 5})
+
+_JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
+
+
+def ksb(params: DotProductParams, out: DType) -> int:
+    """The per-element error limit, in units of the per-element error bound.
+
+    An accumulator wider than the output absorbs ``2**(frac(acc) - frac(out))``
+    additions per output ulp; a non-zero bias is one more addition.
+    """
+    shift = params.acc_dtype.normal_frac - out.normal_frac
+    terms = math.ceil(params.ks / math.ldexp(1.0, shift))
+    return terms + (1 if params.bias_abs_max > 0 else 0)
+
+
+@dataclass(frozen=True)
+class DotProductStats:
+    """The statistical half of the rule.  A limit of None means that test does not
+    apply (error sum outside data sets 3..5, or fewer than MIN_DOT_PRODUCTS outputs).
+    """
+
+    ksb: int
+    count: int  # T, the number of dot products
+    error_sum: float
+    error_sum_limit: float | None
+    error_sumsq: float
+    error_sumsq_limit: float | None
+
+    @property
+    def error_sum_passed(self) -> bool:
+        return self.error_sum_limit is None or abs(self.error_sum) <= self.error_sum_limit
+
+    @property
+    def error_sumsq_passed(self) -> bool:
+        return self.error_sumsq_limit is None or self.error_sumsq <= self.error_sumsq_limit
+
+    @property
+    def passed(self) -> bool:
+        return self.error_sum_passed and self.error_sumsq_passed
+
+    def describe(self) -> str:
+        def one(name: str, value: float, limit: float | None) -> str:
+            if limit is None:
+                return f"{name} {value:.4g} (not applicable)"
+            return f"{name} {value:.4g} {'<=' if value <= limit else '>'} {limit:.4g}"
+
+        total = one("|error sum|", abs(self.error_sum), self.error_sum_limit)
+        sumsq = one("error sumsq", self.error_sumsq, self.error_sumsq_limit)
+        return f"ksb {self.ksb}, T {self.count}: {total}, {sumsq}"
+
+
+@dataclass(frozen=True)
+class DotProductResult:
+    ok: np.ndarray  # per-element test
+    margin: np.ndarray  # |error| / ksb; 0 where the element is unconstrained
+    error: np.ndarray  # signed error in units of the per-element bound
+    stats: DotProductStats
+
+
+def check_dot_product(
+    ref: np.ndarray, actual: np.ndarray, out_bnd: np.ndarray, params: DotProductParams, out: DType
+) -> DotProductResult:
+    """Apply the rule to fp64 copies of the reference, result and abs-input pass."""
+    limit = ksb(params, out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # The rule asks whether the bound overflows the accumulator type.
+        unbounded = np.isinf(out_bnd.astype(params.acc_dtype.storage).astype(np.float64))
+    zero = ~unbounded & (out_bnd == 0.0)
+    scaled = ~unbounded & ~zero
+    unit = np.maximum(out_bnd * math.ldexp(1.0, -1 - out.normal_frac), out.normal_min)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(scaled, (actual - ref) / unit, 0.0)
+    ok = np.where(scaled, np.abs(err) <= limit, True)
+    # A zero bound means every product was zero: the result must be zero too.
+    ok = np.where(zero, (ref == 0.0) & (actual == 0.0), ok)
+    # The general rule that NaN inputs give NaN results still holds; a NaN reference
+    # has a NaN bound, for which the rule's own arithmetic could never pass.
+    ref_nan = np.isnan(ref)
+    ok = np.where(ref_nan, np.isnan(actual), ok)
+    err = np.where(ref_nan, 0.0, err)
+
+    with np.errstate(invalid="ignore"):
+        margin = np.where(scaled & ~ref_nan, np.abs(err) / limit, 0.0)
+    # Failures keep margin > 1: a zero-bound or NaN mismatch has no finite ratio, and
+    # an error just past ksb can round to a ratio of exactly 1.
+    rounded_edge = scaled & np.isfinite(margin) & (margin <= 1)
+    failed_margin = np.where(
+        np.isfinite(margin) & (margin > 1),
+        margin,
+        np.where(rounded_edge & ~ref_nan, _JUST_OVER_ONE, np.inf),
+    )
+    margin = np.where(ok, margin, failed_margin)
+
+    return DotProductResult(ok=ok, margin=margin, error=err, stats=_stats(err, limit, params))
+
+
+def _stats(err: np.ndarray, limit: int, params: DotProductParams) -> DotProductStats:
+    count = int(err.size)
+    # Non-finite errors already fail the per-element test; leaving them out keeps the
+    # reported sums meaningful for the rest.
+    finite = np.where(np.isfinite(err), err, 0.0)
+    applies = count >= MIN_DOT_PRODUCTS
+    sum_applies = applies and params.data_set in UNBIASED_DATA_SETS
+    return DotProductStats(
+        ksb=limit,
+        count=count,
+        error_sum=float(np.sum(finite)),
+        error_sum_limit=2.0 * math.sqrt(limit * count) if sum_applies else None,
+        error_sumsq=float(np.sum(finite * finite)),
+        error_sumsq_limit=0.4 * limit * count if applies else None,
+    )

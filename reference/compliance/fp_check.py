@@ -1,0 +1,97 @@
+"""tosa_reference_check_fp_bnd, element-wise: is each result inside the interval the
+spec allows around its fp64 reference, and how much of that interval it used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.dtypes import DType
+
+_JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
+
+
+@dataclass(frozen=True)
+class BoundResult:
+    """Per-element outcome of a bound check, all arrays shaped like the output.
+
+    ``low`` / ``high`` are the allowed interval in the output's own sign (the check
+    itself works on magnitudes); ``margin`` is described in ``within_bound``.
+    """
+
+    ok: np.ndarray
+    margin: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def within_bound(
+    ref: np.ndarray, actual: np.ndarray, err_bnd: np.ndarray, out: DType, *, zero_sign: bool = False
+) -> BoundResult:
+    """Check ``actual`` (fp64 copy of the output) against ``ref`` +/- ``err_bnd``.
+
+    The interval follows the pseudocode: the reference is made non-negative (flipping
+    the result with it), then ``ref +/- err_bnd`` is widened where it leaves the
+    normal range: an upper end past ``normal_max`` becomes infinity (a result may
+    overflow), a lower end past it too (it must overflow); an upper end below
+    ``normal_min`` is raised to it, and a lower end below it drops to zero (or stays
+    negative), which is what lets subnormal results be flushed to zero.
+
+    Where the spec's arithmetic is undefined this chooses its evident intent:
+
+    * an infinite reference allows only the same infinity, even when ``err_bnd`` is
+      infinite too (``inf - inf`` would otherwise make every result fail);
+    * for a type without infinity (fp8e4m3) NaN stands for the infinity the interval
+      reaches, since the spec's non-saturating conversion overflows to NaN there.
+
+    With ``zero_sign`` a zero result for a non-zero reference (an underflow) must also
+    carry the reference's sign, as the precision table demands of several operators;
+    the interval alone accepts either zero because -0.0 >= 0.  A reference that is
+    itself zero is left to the interval: the table only constrains underflows.
+
+    ``margin`` is the distance from the reference over the distance to the interval's
+    end on the same side: 0 for an exact result, 1 at the edge, above 1 outside (inf
+    for a NaN mismatch or a finite result where only infinity is allowed).  On a side
+    that is unbounded (overflow allowed) a value inside has margin 0.
+    """
+    ref_nan = np.isnan(ref)
+    flip = ref < 0  # -0.0 is not < 0, exactly as in the pseudocode
+    r = np.where(flip, -ref, ref)
+    t = np.where(flip, -actual, actual)
+    with np.errstate(invalid="ignore", over="ignore"):
+        hi = r + err_bnd
+        lo = r - err_bnd
+    hi = np.where(hi > out.normal_max, np.inf, hi)
+    lo = np.where(lo > out.normal_max, np.inf, lo)
+    hi = np.where(hi < out.normal_min, out.normal_min, hi)
+    lo = np.where(lo < out.normal_min, np.minimum(0.0, lo), lo)
+    lo = np.where(np.isinf(r), np.inf, lo)
+
+    ok = (t >= lo) & (t <= hi)
+    if not out.has_inf:
+        ok |= np.isnan(t) & np.isposinf(hi)
+    t_nan = np.isnan(t)
+    ok = np.where(ref_nan, t_nan, ok)
+    wrong_zero = np.zeros(ok.shape, dtype=bool)
+    if zero_sign:
+        wrong_zero = (actual == 0) & (ref != 0) & (np.signbit(actual) != np.signbit(ref))
+        ok &= ~wrong_zero
+
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        d = t - r
+        room = np.where(d > 0, hi - r, r - lo)  # distance to the interval end on d's side
+        raw = np.where(d == 0, 0.0, np.abs(d) / room)
+    sane = np.isfinite(raw) & ((room > 0) | (d == 0))
+    # Inside the interval a non-finite ratio only comes from an unbounded side.
+    margin = np.where(ok, np.where(sane, raw, 0.0), np.where(sane & (raw > 1), raw, np.inf))
+    # A result just past the edge can round to a ratio of exactly 1; keep margin > 1
+    # for every failure so that "margin <= 1" and "passed" always agree.
+    margin = np.where(~ok & sane & (raw <= 1), _JUST_OVER_ONE, margin)
+    margin = np.where(ref_nan, np.where(t_nan, 0.0, np.inf), margin)
+    margin = np.where(wrong_zero, np.inf, margin)  # a sign error has no error ratio
+
+    low = np.where(flip, -hi, lo)
+    high = np.where(flip, -lo, hi)
+    return BoundResult(ok=ok, margin=margin, low=low, high=high)

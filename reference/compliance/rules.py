@@ -1,0 +1,220 @@
+"""The spec's precision table as data, and factories that turn an operator into a
+``ComplianceDescriptor`` naming the rule it comes from.
+"""
+
+from __future__ import annotations
+
+from conformance.dtypes import BOOL, DType
+
+from .bound_inputs import ABS_ERROR_OPERATORS
+from .descriptor import (
+    AbsErrorParams,
+    ComplianceDescriptor,
+    DotProductParams,
+    Magnitude,
+    Mode,
+    ReduceProductParams,
+    ResizeParams,
+    UlpParams,
+)
+
+_TABLE = "introduction: Main Inference precision requirements"
+_DOT = "introduction: Dot product accuracy requirements"
+
+# Operators whose floating-point results must be within a number of ulp.
+ULP_OPERATORS: dict[str, float] = {
+    "ADD": 0.5,
+    "SUB": 0.5,
+    "MUL": 0.5,
+    "CEIL": 0.5,
+    "FLOOR": 0.5,
+    "CAST": 0.5,  # to a floating-point type; casts to integers are exact
+    "RECIPROCAL": 1.0,
+    "RSQRT": 2.0,
+    "LOG": 5.0,
+    "ERF": 5.0,
+}
+
+# ULP operators whose row also requires underflows to give a zero of the correct sign.
+ZERO_SIGN_OPERATORS: frozenset[str] = frozenset(
+    {"ADD", "SUB", "MUL", "CEIL", "FLOOR", "CAST", "RECIPROCAL", "LOG", "ERF"}
+)
+
+# Operators whose non-NaN results must be exact.
+EXACT_OPERATORS: frozenset[str] = frozenset(
+    {
+        "ARGMAX",
+        "MAX_POOL2D",
+        "CLAMP",
+        "MAXIMUM",
+        "MINIMUM",
+        "ABS",
+        "NEGATE",
+        "SELECT",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "CONST",
+        "IDENTITY",
+    }
+)
+
+# Floating-point comparisons: a bool result that must be exact.
+COMPARISON_OPERATORS: frozenset[str] = frozenset({"EQUAL", "GREATER", "GREATER_EQUAL"})
+
+# Operators that only move or select elements.  The precision table does not list
+# them; with no arithmetic to round, exact is the only consistent requirement.
+DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
+    {"CONCAT", "PAD", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE", "GATHER", "SCATTER"}
+)
+
+# Operators checked with the dot product rule; True where the operator has a
+# local_bound attribute (default false), False where the rule takes local_bound true.
+DOT_PRODUCT_OPERATORS: dict[str, bool] = {
+    "CONV2D": True,
+    "CONV3D": True,
+    "DEPTHWISE_CONV2D": True,
+    "TRANSPOSE_CONV2D": True,
+    "FFT2D": True,
+    "RFFT2D": True,
+    "FULLY_CONNECTED": False,
+    "MATMUL": False,
+    "REDUCE_SUM": False,
+    "AVG_POOL2D": False,
+}
+
+
+def has_local_bound_attribute(op: str) -> bool:
+    """Whether ``op`` carries the optional local_bound attribute."""
+    return DOT_PRODUCT_OPERATORS[_dot_op(op)]
+
+
+def effective_local_bound(op: str, attribute: bool | None) -> bool:
+    """local_bound as the dot product rule uses it: the attribute (default false) for
+    operators that have one, true for the others."""
+    if has_local_bound_attribute(op):
+        return bool(attribute) if attribute is not None else False
+    if attribute is not None:
+        raise ValueError(f"{op} has no local_bound attribute")
+    return True
+
+
+def ulp(dtype: DType, n: float, rule: str, *, zero_sign: bool = False) -> ComplianceDescriptor:
+    return ComplianceDescriptor(Mode.ULP, dtype, rule, UlpParams(float(n), zero_sign))
+
+
+def exact(dtype: DType, rule: str) -> ComplianceDescriptor:
+    """EXACT for integer, bool and shape outputs, EXACT_NAN for floating-point ones."""
+    mode = Mode.EXACT_NAN if dtype.is_float else Mode.EXACT
+    return ComplianceDescriptor(mode, dtype, rule)
+
+
+def comparison(op: str) -> ComplianceDescriptor:
+    """EQUAL / GREATER / GREATER_EQUAL: the fp64 reference already ignores the sign of
+    zero, treats equal infinities as equal and gives false for NaN, so the bool result
+    is checked exactly."""
+    name = op.upper()
+    if name not in COMPARISON_OPERATORS:
+        known = ", ".join(sorted(COMPARISON_OPERATORS))
+        raise ValueError(f"{op} is not a comparison; known: {known}")
+    return exact(BOOL, f"{_TABLE}, {name} exact (zero sign ignored, equal infinities equal)")
+
+
+def abs_error(
+    dtype: DType,
+    rule: str,
+    *,
+    lower_bound: float = 0.0,
+    normal_divisor: float = 1.0,
+    magnitude: Magnitude = Magnitude.REFERENCE,
+    input_offset: float = 0.0,
+) -> ComplianceDescriptor:
+    params = AbsErrorParams(lower_bound, normal_divisor, magnitude, input_offset)
+    return ComplianceDescriptor(Mode.ABS_ERROR, dtype, rule, params)
+
+
+def abs_error_for(op: str, dtype: DType) -> ComplianceDescriptor:
+    """ABS_ERROR descriptor for EXP, POW, SIGMOID, TANH, SIN or COS; its bound tensor
+    comes from ``abs_error_bound_tensor(op, ...)``."""
+    name = op.upper()
+    if name not in ABS_ERROR_OPERATORS:
+        known = ", ".join(ABS_ERROR_OPERATORS)
+        raise ValueError(f"{op} is not an ABS_ERROR operator; known: {known}")
+    lower, divisor, magnitude, offset = ABS_ERROR_OPERATORS[name]
+    return abs_error(
+        dtype,
+        f"{_TABLE}, {name} calcAbsErrorBound",
+        lower_bound=lower,
+        normal_divisor=divisor,
+        magnitude=magnitude,
+        input_offset=offset,
+    )
+
+
+def reduce_product(dtype: DType, n: int) -> ComplianceDescriptor:
+    rule = f"{_TABLE}, REDUCE_PRODUCT of {n} elements"
+    return ComplianceDescriptor(Mode.REDUCE_PRODUCT, dtype, rule, ReduceProductParams(n))
+
+
+def resize(dtype: DType, input_abs_max: float) -> ComplianceDescriptor:
+    rule = f"{_TABLE}, RESIZE 0.006 * max(abs(input))"
+    return ComplianceDescriptor(Mode.RESIZE, dtype, rule, ResizeParams(float(input_abs_max)))
+
+
+def dot_product(
+    op: str,
+    dtype: DType,
+    acc_dtype: DType,
+    *,
+    ks: int,
+    data_set: int,
+    bias_abs_max: float = 0.0,
+    local_bound: bool | None = None,
+) -> ComplianceDescriptor:
+    """Descriptor for a dot product operator.  ``local_bound`` is the operator's
+    attribute as given (None when absent); the rule's effective value is recorded."""
+    name = _dot_op(op)
+    params = DotProductParams(
+        ks=ks,
+        data_set=data_set,
+        acc_dtype=acc_dtype,
+        bias_abs_max=float(bias_abs_max),
+        local_bound=effective_local_bound(name, local_bound),
+    )
+    rule = f"{_DOT}, {name} KS={ks} S={data_set}"
+    return ComplianceDescriptor(Mode.DOT_PRODUCT, dtype, rule, params)
+
+
+def for_operator(op: str, dtype: DType) -> ComplianceDescriptor:
+    """Descriptor for an operator whose rule needs nothing but the output type: exact,
+    comparison and ulp operators, and any operator with a non-float output (integer
+    graphs must match exactly)."""
+    name = op.upper()
+    if name in COMPARISON_OPERATORS:
+        return comparison(name)
+    if not dtype.is_float:
+        return exact(dtype, f"{_TABLE}, {name} with {dtype} output: integer results must be exact")
+    if name in ULP_OPERATORS:
+        n = ULP_OPERATORS[name]
+        zero_sign = name in ZERO_SIGN_OPERATORS
+        return ulp(dtype, n, f"{_TABLE}, {name} {n:g} ulp", zero_sign=zero_sign)
+    if name in EXACT_OPERATORS:
+        return exact(dtype, f"{_TABLE}, {name} non-NaN results exact")
+    if name in DATA_MOVEMENT_OPERATORS:
+        return exact(dtype, f"{name} moves elements without arithmetic: exact (not in the table)")
+    if name in ABS_ERROR_OPERATORS:
+        return abs_error_for(name, dtype)
+    hint = {
+        "REDUCE_PRODUCT": "reduce_product(dtype, n)",
+        "RESIZE": "resize(dtype, input_abs_max)",
+    }.get(name, "dot_product(...)" if name in DOT_PRODUCT_OPERATORS else None)
+    if hint:
+        raise ValueError(f"{name} needs parameters: use {hint}")
+    raise ValueError(f"no compliance rule known for {op} with {dtype} output")
+
+
+def _dot_op(op: str) -> str:
+    name = op.upper()
+    if name not in DOT_PRODUCT_OPERATORS:
+        known = ", ".join(DOT_PRODUCT_OPERATORS)
+        raise ValueError(f"{op} is not a dot product operator; known: {known}")
+    return name

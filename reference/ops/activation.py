@@ -1,0 +1,60 @@
+"""Activation functions: CLAMP, ERF, SIGMOID, TANH."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from reference import arithmetic as ar
+from reference.broadcast import check_same_shape
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+
+def _attr_value(ctx: OpContext, name: str) -> np.ndarray:
+    """An in_out_t attribute as the operator sees it: floats rounded to the tensor type
+    (the value a serialized graph would hold), integers exact."""
+    dt = ctx.dtype("in_out_t")
+    raw = np.asarray(ctx.attr(name))
+    if dt.is_float:
+        return raw.astype(np.float64).astype(dt.storage).astype(np.float64)
+    return raw.astype(np.int64)
+
+
+@implements("CLAMP")
+def clamp(ctx: OpContext) -> Result:
+    dt = ctx.dtype("in_out_t")
+    lo, hi = _attr_value(ctx, "min_val"), _attr_value(ctx, "max_val")
+    check_same_shape(ctx, "input")
+    ctx.error_if(hi < lo, "max_val < min_val", f"min_val={lo}, max_val={hi}")
+    x = ctx.arg("input")
+    value = ar.as_float(x) if dt.is_float else ar.as_int(x)
+    out = ar.clip_s(value, lo, hi, dt.is_float)
+    # apply_clip_s's REQUIRE: after the ERROR_IF it can only fail on a NaN bound.  It is
+    # inside the element loop, so an empty tensor never evaluates it.
+    ctx.require(bool(out.ok) or x.size == 0, "min_val <= max_val", f"min_val={lo}, max_val={hi}")
+    return {"output": out.value}
+
+
+def _unary_float(ctx: OpContext, fn: Callable[[np.ndarray], np.ndarray]) -> Result:
+    check_same_shape(ctx, "input")
+    with np.errstate(all="ignore"):
+        return {"output": fn(ar.as_float(ctx.arg("input")))}
+
+
+@implements("ERF")
+def erf(ctx: OpContext) -> Result:
+    return _unary_float(ctx, ar.erf)
+
+
+@implements("SIGMOID")
+def sigmoid(ctx: OpContext) -> Result:
+    return _unary_float(ctx, ar.sigmoid)
+
+
+@implements("TANH")
+def tanh(ctx: OpContext) -> Result:
+    return _unary_float(ctx, np.tanh)

@@ -1,0 +1,210 @@
+"""Element-wise binary operators (tosa.xml group elementwise-binary).
+
+Each operator checks the output shape against TOSA's broadcast of its inputs, then
+computes on broadcast views of the whole tensors.  REQUIREs that the pseudocode makes
+per element are collected as masks and reported by :func:`require_each`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from conformance.dtypes import I16, I32
+from reference import arithmetic as ar
+from reference.broadcast import apply_broadcast, check_broadcast, check_same_shape
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+BROADCAST = "shape != broadcast_shape(shape1, shape2)"
+RANGE = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
+
+
+def _operands(ctx: OpContext) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    shape = check_broadcast(ctx, BROADCAST, "input1", "input2")
+    a = apply_broadcast(ctx.arg("input1"), shape)
+    b = apply_broadcast(ctx.arg("input2"), shape)
+    return shape, a, b
+
+
+def _float_op(ctx: OpContext, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Result:
+    _, a, b = _operands(ctx)
+    with np.errstate(all="ignore"):  # inf - inf, overflow: IEEE results are wanted
+        return {"output": fn(ar.as_float(a), ar.as_float(b))}
+
+
+def _add_or_sub(ctx: OpContext, helper: str, fn: Callable[..., ar.Checked]) -> Result:
+    dt = ctx.dtype("in_out_t")
+    if dt.is_float:
+        return _float_op(ctx, np.add if helper == "apply_add_s" else np.subtract)
+    shape, a, b = _operands(ctx)
+    out = fn(a, b, dt)
+    ar.require_each(ctx, shape, [(f"{helper}: {RANGE}", out.ok)], {"value1": a, "value2": b})
+    return {"output": out.value}
+
+
+@implements("ADD")
+def add(ctx: OpContext) -> Result:
+    return _add_or_sub(ctx, "apply_add_s", ar.add_s)
+
+
+@implements("SUB")
+def sub(ctx: OpContext) -> Result:
+    return _add_or_sub(ctx, "apply_sub_s", ar.sub_s)
+
+
+def _shift_operands(ctx: OpContext, clause: str, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Shift operands, with the per-element REQUIRE that 0 <= value2 <= limit."""
+    shape, a, b = _operands(ctx)
+    a, b = ar.as_int(a), ar.as_int(b)
+    ok = (b >= 0) & (b <= limit)
+    ar.require_each(ctx, shape, [(clause, ok)], {"value2": b})
+    return a, b
+
+
+@implements("ARITHMETIC_RIGHT_SHIFT")
+def arithmetic_right_shift(ctx: OpContext) -> Result:
+    dt = ctx.dtype("in_out_t")
+    limit = dt.bits - 1
+    clause = f"in_out_t == {dt.spec_name} && 0 <= value2 && value2 <= {limit}"
+    a, b = _shift_operands(ctx, clause, limit)
+    result = ar.arith_rshift(a, b)
+    if bool(ctx.attr("round", False)):
+        # Round half up: add the last bit shifted out (bit value2 - 1 of value1).
+        last_out = ar.arith_rshift(a, np.maximum(b - 1, 0)) & 1
+        result = result + ((b > 0) & (last_out != 0))
+    # The pseudocode clips to the type; a rounded shift by >= 1 cannot leave it anyway.
+    return {"output": np.clip(result, dt.min, dt.max)}
+
+
+@implements("LOGICAL_LEFT_SHIFT")
+def logical_left_shift(ctx: OpContext) -> Result:
+    a, b = _shift_operands(ctx, "0 <= value2 && value2 <= 31", 31)
+    return {"output": ar.logical_lshift(a, b, ctx.dtype("in_out_t").bits)}
+
+
+@implements("LOGICAL_RIGHT_SHIFT")
+def logical_right_shift(ctx: OpContext) -> Result:
+    clause = "0 <= static_cast<int32_t>(value2) && static_cast<int32_t>(value2) <= 31"
+    a, b = _shift_operands(ctx, clause, 31)
+    return {"output": ar.logical_rshift(a, b, ctx.dtype("in_out_t").bits)}
+
+
+def _bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[OpContext], Result]:
+    def run(ctx: OpContext) -> Result:
+        _, a, b = _operands(ctx)
+        return {"output": fn(ar.as_int(a), ar.as_int(b))}
+
+    return run
+
+
+implements("BITWISE_AND")(_bitwise(np.bitwise_and))
+implements("BITWISE_OR")(_bitwise(np.bitwise_or))
+implements("BITWISE_XOR")(_bitwise(np.bitwise_xor))
+
+
+def _logical(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[OpContext], Result]:
+    def run(ctx: OpContext) -> Result:
+        _, a, b = _operands(ctx)
+        return {"output": fn(a.astype(np.bool_), b.astype(np.bool_))}
+
+    return run
+
+
+implements("LOGICAL_AND")(_logical(np.logical_and))
+implements("LOGICAL_OR")(_logical(np.logical_or))
+implements("LOGICAL_XOR")(_logical(np.not_equal))
+
+
+@implements("INTDIV")
+def intdiv(ctx: OpContext) -> Result:
+    dt = ctx.dtype("in_out_t")
+    shape, a, b = _operands(ctx)
+    q = ar.intdiv(a, b)
+    checks = [
+        ("value2 != 0", b != 0),
+        # Only INT_MIN / -1 exceeds the type; apply_intdiv_s then repeats the check.
+        (
+            "static_cast<int64_t>(value1) / static_cast<int64_t>(value2) <= maximum_s<in_out_t>()",
+            q <= dt.max,  # type: ignore[operator]
+        ),
+    ]
+    ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})
+    return {"output": q}
+
+
+def _min_max(ctx: OpContext, fn: Callable[[np.ndarray, np.ndarray, bool], np.ndarray]) -> Result:
+    dt = ctx.dtype("in_out_t")
+    _, a, b = _operands(ctx)
+    conv = ar.as_float if dt.is_float else ar.as_int
+    return {"output": fn(conv(a), conv(b), dt.is_float)}
+
+
+@implements("MAXIMUM")
+def maximum(ctx: OpContext) -> Result:
+    return _min_max(ctx, ar.max_s)
+
+
+@implements("MINIMUM")
+def minimum(ctx: OpContext) -> Result:
+    return _min_max(ctx, ar.min_s)
+
+
+@implements("MUL")
+def mul(ctx: OpContext) -> Result:
+    in_t = ctx.dtype("in_t")
+    raw_shift = np.asarray(ctx.arg("shift"))
+    ctx.error_if(raw_shift.size != 1, "rank(shift) == 0", f"shift has shape {raw_shift.shape}")
+    shift = int(raw_shift.reshape(-1)[0])
+    ctx.require(0 <= shift <= 63, "0 <= shift && shift <= 63", f"shift={shift}")
+    ctx.require(in_t is I32 or shift == 0, "in_t == int32_t || shift == 0", f"{in_t}, {shift=}")
+    shape, a, b = _operands(ctx)
+    if in_t.is_float:
+        # Products of fp32 (or narrower) values are exact in float64.
+        with np.errstate(all="ignore"):
+            return {"output": ar.as_float(a) * ar.as_float(b)}
+    if in_t is I32 and shift > 0:
+        product = ar.rounding_rshift(ar.as_int(a) * ar.as_int(b), shift)
+        clause = "product >= minimum_s<i32_t>() && product <= maximum_s<i32_t>()"
+        ar.require_each(
+            ctx,
+            shape,
+            [(clause, ar.in_range(product, I32))],
+            {"value1": a, "value2": b, "shift": np.int64(shift)},
+        )
+        return {"output": product}
+    # Written to out_t (i32): the low 32 bits.  i8 and i16 products always fit.
+    return {"output": ar.mul_low(a, b, 32)}
+
+
+@implements("POW")
+def pow_(ctx: OpContext) -> Result:
+    return _float_op(ctx, ar.pow_)
+
+
+@implements("TABLE")
+def table(ctx: OpContext) -> Result:
+    assert ctx.mode is not None  # TABLE always has a mode; TABLE_SIZE comes from it
+    size = int(ctx.mode.bindings["TABLE_SIZE"])
+    tab = ar.as_int(ctx.arg("table")).reshape(-1)
+    ctx.require(tab.size == size, "length(table) == TABLE_SIZE", f"{tab.size} != {size}")
+    shape = check_same_shape(ctx, "input")
+    x = ar.as_int(ctx.arg("input"))
+    if ctx.dtype("in_t").bits == 8:
+        return {"output": tab[x + 128]}
+    # apply_lookup_s: the i16 value as 9.7 fixed point: the top 9 bits (offset to 0..511)
+    # pick the entry, the low 7 bits interpolate toward the next one.
+    index = (x + 32768) >> 7
+    fraction = x & 0x7F
+    base = tab[index]
+    slope = tab[index + 1] - base
+    ar.require_each(
+        ctx,
+        shape,
+        [("slope >= minimum<int16_t> && slope <= maximum<int16_t>", ar.in_range(slope, I16))],
+        {"value": x, "index": index, "slope": slope},
+    )
+    return {"output": (base << 7) + slope * fraction}

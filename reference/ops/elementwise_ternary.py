@@ -1,0 +1,31 @@
+"""SELECT, and SIN (which tosa.xml files in the elementwise-ternary group)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference import arithmetic as ar
+from reference.broadcast import apply_broadcast, check_broadcast, check_same_shape
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+
+@implements("SELECT")
+def select(ctx: OpContext) -> Result:
+    clause = "shape != broadcast_shape(broadcast_shape(shape1, shape2), shape3)"
+    shape = check_broadcast(ctx, clause, "input1", "input2", "input3")
+    cond = apply_broadcast(ctx.arg("input1"), shape).astype(np.bool_)
+    a, b = ctx.arg("input2"), ctx.arg("input3")
+    if ctx.dtype("in_out_t").is_float:
+        # The chosen value is passed through unchanged; float64 holds it exactly.
+        a, b = ar.as_float(a), ar.as_float(b)
+    return {"output": np.where(cond, apply_broadcast(a, shape), apply_broadcast(b, shape))}
+
+
+@implements("SIN")
+def sin(ctx: OpContext) -> Result:
+    check_same_shape(ctx, "input")
+    with np.errstate(all="ignore"):  # sin(+-inf) is NaN
+        return {"output": np.sin(ar.as_float(ctx.arg("input")))}

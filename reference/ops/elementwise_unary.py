@@ -1,0 +1,114 @@
+"""Element-wise unary operators (tosa.xml group elementwise-unary).
+
+Floating-point special values follow the per-operator behaviour tables of the spec
+(signed zeros, infinities, NaN), which numpy's IEEE float64 functions give directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from reference import arithmetic as ar
+from reference.broadcast import check_same_shape
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+FloatFn = Callable[[np.ndarray], np.ndarray]
+
+
+def _float_unary(fn: FloatFn) -> Callable[[OpContext], Result]:
+    def run(ctx: OpContext) -> Result:
+        check_same_shape(ctx, "input1")
+        with np.errstate(all="ignore"):  # 1/0, log(-1), cos(inf): IEEE results wanted
+            return {"output": fn(ar.as_float(ctx.arg("input1")))}
+
+    return run
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    # sqrt(-0.0) is -0.0 (IEEE), so RSQRT(-0) is -inf as the behaviour table has it;
+    # -0.0 < 0 is false, so it is not caught by the NaN branch.
+    return np.where(x < 0, np.nan, 1.0 / np.sqrt(x))
+
+
+implements("CEIL")(_float_unary(np.ceil))
+implements("FLOOR")(_float_unary(np.floor))
+implements("EXP")(_float_unary(np.exp))
+implements("LOG")(_float_unary(np.log))  # log(+-0) = -inf, log(x < 0) = NaN
+implements("RECIPROCAL")(_float_unary(lambda x: 1.0 / x))
+implements("RSQRT")(_float_unary(_rsqrt))
+
+
+@implements("COS")
+def cos(ctx: OpContext) -> Result:
+    check_same_shape(ctx, "input")
+    with np.errstate(all="ignore"):
+        return {"output": np.cos(ar.as_float(ctx.arg("input")))}
+
+
+@implements("ABS")
+def abs_(ctx: OpContext) -> Result:
+    dt = ctx.dtype("in_out_t")
+    shape = check_same_shape(ctx, "input1")
+    x = ctx.arg("input1")
+    if dt.is_float:
+        # The behaviour table: -0 -> +0, -inf -> +inf, NaN stays NaN.
+        return {"output": np.abs(ar.as_float(x))}
+    v = ar.as_int(x)
+    negated = ar.sub_s(0, v, dt)
+    # Only negative elements go through apply_sub_s, so only they carry its REQUIRE.
+    ok = (v >= 0) | negated.ok
+    clause = "apply_sub_s: c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
+    ar.require_each(ctx, shape, [(clause, ok)], {"value1": v})
+    return {"output": np.where(v < 0, negated.value, v)}
+
+
+@implements("BITWISE_NOT")
+def bitwise_not(ctx: OpContext) -> Result:
+    check_same_shape(ctx, "input1")
+    return {"output": np.invert(ar.as_int(ctx.arg("input1")))}
+
+
+@implements("CLZ")
+def clz(ctx: OpContext) -> Result:
+    check_same_shape(ctx, "input1")
+    return {"output": ar.clz32(ctx.arg("input1"))}
+
+
+@implements("LOGICAL_NOT")
+def logical_not(ctx: OpContext) -> Result:
+    check_same_shape(ctx, "input1")
+    return {"output": np.logical_not(ctx.arg("input1").astype(np.bool_))}
+
+
+@implements("NEGATE")
+def negate(ctx: OpContext) -> Result:
+    dt = ctx.dtype("in_out_t")
+    in_zp, out_zp = ctx.attr("input1_zp", 0), ctx.attr("output_zp", 0)
+    ctx.error_if(dt.name != "i8" and in_zp != 0, "in_out_t != i8_t && input1_zp != 0", f"{dt}")
+    ctx.error_if(dt.name != "i8" and out_zp != 0, "in_out_t != i8_t && output_zp != 0", f"{dt}")
+    shape = check_same_shape(ctx, "input1")
+    x = ctx.arg("input1")
+    if dt.is_float:
+        # Plain sign flip, as the behaviour table states (+0 -> -0, inf -> -inf).  Read
+        # literally, 0 - (x - 0) + 0 would turn +0 into +0 and clip infinities.
+        return {"output": -ar.as_float(x)}
+    acc = ctx.dtype("acc_t")
+    step1 = ar.sub_s(x, int(in_zp), acc)
+    step2 = ar.sub_s(0, step1.value, acc)
+    step3 = ar.add_s(step2.value, int(out_zp), acc)
+    clause = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
+    ar.require_each(
+        ctx,
+        shape,
+        [
+            (f"apply_sub_s (value1 - input1_zp): {clause}", step1.ok),
+            (f"apply_sub_s (0 - value): {clause}", step2.ok),
+            (f"apply_add_s (value + output_zp): {clause}", step3.ok),
+        ],
+        {"value1": x},
+    )
+    return {"output": np.clip(step3.value, dt.min, dt.max)}
