@@ -103,13 +103,19 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
         return None if isinstance(value, str) else "expected a string"
     if et.endswith("_t") and et[:-2] in ("acc_type", "resize_mode", "var"):
         return None if isinstance(value, str) else "expected an enumeration value name"
+    if arg.type == "shape_t":  # CONST_SHAPE values: a list of sizes, whatever its shape says
+        if isinstance(value, np.ndarray) or (
+            isinstance(value, tuple | list) and all(isinstance(v, int | np.integer) for v in value)
+        ):
+            return None
+        return "expected a list of integers"
     if arg.shape.kind == "scalar":
         if et == "bool_t":
             return None if isinstance(value, bool | np.bool_) else "expected a bool"
         if isinstance(value, bool) or not isinstance(value, int | float | np.generic):
             return "expected a number"
         return None
-    if arg.shape.kind == "dims" or arg.type == "shape_t":
+    if arg.shape.kind == "dims":
         if isinstance(value, np.ndarray):
             return None
         if not isinstance(value, tuple | list) or not all(

@@ -63,6 +63,9 @@ class Evaluator:
         self.level = level
         self.ops = registry.load_all()
         self.state: dict[str, Any] = {}  # graph-wide state, e.g. variable tensors
+        # Every tensor value of the entry block, as stored (kept for compliance bounds,
+        # which need an operator's inputs).
+        self.main_values: dict[str, np.ndarray] = {}
 
     def run(self, inputs: Mapping[str, Any]) -> Outcome:
         main = self.graph.main
@@ -93,12 +96,14 @@ class Evaluator:
             )
         values: dict[str, np.ndarray] = {}
         exact: dict[str, np.ndarray] = {}
+        if depth == 0:
+            self.main_values = values
         for name, t in block.tensors.items():
             if t.data is not None:
                 values[name] = to_storage(t.data, t.dtype)
         for name, v in zip(block.inputs, inputs, strict=True):
             values[name] = v
-        for index, operator in enumerate(block.operators):
+        for index in range(len(block.operators)):
             self._run_operator(block, index, values, exact, depth)
         return [values[n] for n in block.outputs], exact
 

@@ -35,7 +35,7 @@ class Rule:
         }
 
 
-class RuleFired(Exception):  # noqa: N818 - an outcome, not an error of this program
+class RuleFired(Exception):  # an outcome of the graph, not an error of this program
     def __init__(self, rule: Rule) -> None:
         super().__init__(str(rule))
         self.rule = rule
