@@ -112,7 +112,9 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
     if arg.shape.kind == "scalar":
         if et == "bool_t":
             return None if isinstance(value, bool | np.bool_) else "expected a bool"
-        if isinstance(value, bool) or not isinstance(value, int | float | np.generic):
+        if isinstance(value, bool) and not _is_type_variable(et):
+            return "expected a number"  # an i32_t attribute; bool is fine for in_out_t=bool_t
+        if not isinstance(value, int | float | np.generic):
             return "expected a number"
         return None
     if arg.shape.kind == "dims":

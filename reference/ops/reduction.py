@@ -1,0 +1,138 @@
+"""Reduction operators: REDUCE_ALL, REDUCE_ANY, REDUCE_MAX, REDUCE_MIN,
+REDUCE_PRODUCT, REDUCE_SUM.
+
+Each reduces ``input`` along ``axis`` to an output of the same rank whose ``axis``
+dimension is 1.  Floating-point sums and products are computed in fp64 from the
+stored inputs (the engine rounds them for later consumers); the integer sum follows
+the pseudocode's running accumulator, whose every partial sum must fit acc_t.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from reference.context import OpContext
+from reference.ops.data_nodes import OUTPUTS_CLAUSE, check_arguments, same_shape_or_unpredictable
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+
+def _checked_input(ctx: OpContext) -> tuple[np.ndarray, int]:
+    """The input and axis after the checks every reduction shares, in pseudocode order."""
+    check_arguments(ctx)
+    x = ctx.arg("input")
+    shape1 = ctx.input_tensor("input").shape
+    shape = ctx.out_shape()
+    axis = int(ctx.attr("axis"))
+    # The output argument is declared "same rank as the input tensor".
+    ctx.error_if(
+        len(shape) != len(shape1),
+        OUTPUTS_CLAUSE,
+        f"output rank {len(shape)} differs from input rank {len(shape1)}",
+    )
+    ctx.error_if(
+        axis < 0 or axis >= len(shape1),
+        "axis < 0 || axis >= rank(shape1)",
+        f"axis {axis}, input rank {len(shape1)}",
+    )
+    ctx.error_if(shape[axis] != 1, "shape[axis] != 1", f"output shape {list(shape)}")
+    # The loops run over the output's other dimensions and read the input there.
+    want = tuple(1 if i == axis else d for i, d in enumerate(shape1))
+    same_shape_or_unpredictable(ctx, shape, want, "shape[i] == shape1[i] for i != axis")
+    return x, axis
+
+
+def _reducer(
+    fn: Callable[[np.ndarray, int], np.ndarray],
+) -> Callable[[OpContext], Result]:
+    def run(ctx: OpContext) -> Result:
+        x, axis = _checked_input(ctx)
+        return {"output": fn(x, axis)}
+
+    return run
+
+
+def _all(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.all(x, axis=axis, keepdims=True)
+
+
+def _any(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.any(x, axis=axis, keepdims=True)
+
+
+def _zero_sign_from(x: np.ndarray, axis: int, last: bool) -> np.ndarray:
+    """Sign bit of the first (or last) zero along ``axis``, per reduced position.
+
+    The pseudocode's max keeps the accumulator on a tie (``a >= b``) so the first of
+    several equal zeros wins; its min replaces it (``a < b`` is false on a tie) so the
+    last one wins.  -0.0 and +0.0 compare equal, so only this tells them apart.
+    """
+    is_zero = x == 0
+    if last:
+        pos = x.shape[axis] - 1 - np.argmax(np.flip(is_zero, axis=axis), axis=axis)
+    else:
+        pos = np.argmax(is_zero, axis=axis)
+    chosen = np.take_along_axis(x, np.expand_dims(pos, axis), axis=axis)
+    return np.signbit(chosen)
+
+
+def _extreme(x: np.ndarray, axis: int, *, is_max: bool) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        # Integer order is total; numpy's reduction is exact in the storage type.
+        return (np.max if is_max else np.min)(x, axis=axis, keepdims=True)
+    wide = x.astype(np.float64)
+    # np.max/np.min propagate NaN, as apply_max_s/apply_min_s return NaN on any NaN.
+    out = (np.max if is_max else np.min)(wide, axis=axis, keepdims=True)
+    zero = out == 0
+    if np.any(zero):
+        negative = _zero_sign_from(wide, axis, last=not is_max)
+        out = np.where(zero, np.where(negative, -0.0, 0.0), out)
+    return out
+
+
+def _max(x: np.ndarray, axis: int) -> np.ndarray:
+    return _extreme(x, axis, is_max=True)
+
+
+def _min(x: np.ndarray, axis: int) -> np.ndarray:
+    return _extreme(x, axis, is_max=False)
+
+
+def _product(x: np.ndarray, axis: int) -> np.ndarray:
+    # fp64 reference product; the only modes are floating point.  inf * 0 -> NaN and
+    # overflow to inf are the specified results, not faults.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.prod(x.astype(np.float64), axis=axis, keepdims=True)
+
+
+implements("REDUCE_ALL")(_reducer(_all))
+implements("REDUCE_ANY")(_reducer(_any))
+implements("REDUCE_MAX")(_reducer(_max))
+implements("REDUCE_MIN")(_reducer(_min))
+implements("REDUCE_PRODUCT")(_reducer(_product))
+
+
+@implements("REDUCE_SUM")
+def reduce_sum(ctx: OpContext) -> Result:
+    x, axis = _checked_input(ctx)
+    acc_t = ctx.dtype("acc_t")
+    if acc_t.is_float:
+        # The dot-product accuracy rule compares against the fp64 sum (inf + -inf is
+        # NaN by IEEE-754, not a fault).
+        with np.errstate(invalid="ignore"):
+            return {"output": np.sum(x.astype(np.float64), axis=axis, keepdims=True)}
+    # apply_add_s REQUIREs every running sum to fit acc_t, not just the total, so all
+    # prefix sums along the axis are checked.  int64 holds them exactly: at most 2**31
+    # terms of at most 2**31 each.
+    partial = np.cumsum(x.astype(np.int64), axis=axis)
+    fits = acc_t.in_range(partial)
+    ctx.require(
+        fits,
+        "c >= minimum_s<acc_t>() && c <= maximum_s<acc_t>() (apply_add_s)",
+        f"a running sum leaves {acc_t} ({acc_t.min}..{acc_t.max})",
+    )
+    total = np.take(partial, [x.shape[axis] - 1], axis=axis)
+    return {"output": total.astype(ctx.dtype("in_out_t").storage)}
