@@ -26,7 +26,8 @@ from conformance.spec import Level, Spec, load_spec
 from reference import registry
 from reference.context import OpContext
 from reference.levels import level_violations
-from reference.outcome import ErrorIf, Outcome, Rule, RuleFired, Unpredictable
+from reference.ops.data_nodes import check_arguments
+from reference.outcome import ErrorIf, Outcome, Rule, Unpredictable
 
 
 class EvaluationError(RuntimeError):
@@ -168,10 +169,10 @@ class Evaluator:
             self.state,
             depth,
         )
-        try:
-            results = fn(ctx)
-        except RuleFired:
-            raise
+        # The arguments' declared shapes and fixed ranks hold for every operator
+        # (tosa_execute_graph's argument checks), before its own pseudocode runs.
+        check_arguments(ctx)
+        results = fn(ctx)
         for arg_name, names in operands.outputs.items():
             produced = results.get(arg_name)
             if produced is None:

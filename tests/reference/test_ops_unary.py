@@ -8,6 +8,7 @@ import pytest
 
 from conformance.builder import single_operator_graph
 from reference.engine import evaluate
+from reference.ops.data_nodes import OUTPUTS_CLAUSE
 from reference.outcome import Outcome
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -187,5 +188,5 @@ UNARY = [
 @pytest.mark.parametrize(("op", "dt", "attrs"), UNARY, ids=[u[0] for u in UNARY])
 def test_output_shape_must_match_the_input(op: str, dt: str, attrs: dict) -> None:
     got = unary(op, np.zeros((2, 3)), dt, out_shape=(3, 2), **attrs)
-    name = "input" if op == "COS" else "input1"
-    assert_rule(got, "error", f"shape(output) != shape({name})")
+    # the engine checks declared argument shapes before the operator runs
+    assert_rule(got, "error", OUTPUTS_CLAUSE)
