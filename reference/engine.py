@@ -24,9 +24,9 @@ from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Tensor
 from conformance.spec import Level, Spec, load_spec
 from reference import registry
+from reference.arguments import check_arguments
 from reference.context import OpContext
 from reference.levels import level_violations
-from reference.ops.data_nodes import check_arguments
 from reference.outcome import ErrorIf, Outcome, Rule, Unpredictable
 
 

@@ -13,15 +13,9 @@ from typing import cast
 import numpy as np
 
 from conformance import dtypes
+from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.context import OpContext
-from reference.ops.data_nodes import (
-    INPUTS_CLAUSE,
-    OUTPUTS_CLAUSE,
-    TYPES_CLAUSE,
-    check_arguments,
-    same_shape_or_unpredictable,
-    to_type,
-)
+from reference.ops.data_nodes import same_shape_or_unpredictable, to_type
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -72,7 +66,6 @@ def _same_type(x: np.ndarray) -> np.ndarray:
 
 @implements("CONCAT")
 def concat(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     xs = ctx.arg_list("input1")
     tensors = ctx.input_tensors("input1")
     ctx.error_if(not xs, INPUTS_CLAUSE, "input1 is an empty list")
@@ -122,7 +115,6 @@ def concat(ctx: OpContext) -> Result:
 
 @implements("PAD")
 def pad(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input1")
     padding = _shape_arg(ctx, "padding")
     shape1 = ctx.input_tensor("input1").shape
@@ -158,7 +150,6 @@ def pad(ctx: OpContext) -> Result:
 
 @implements("RESHAPE")
 def reshape(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input1")
     new_shape = _shape_arg(ctx, "shape")
     shape1 = ctx.input_tensor("input1").shape
@@ -182,7 +173,6 @@ def reshape(ctx: OpContext) -> Result:
 
 @implements("REVERSE")
 def reverse(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input")
     axis = int(ctx.attr("axis"))
     ctx.error_if(
@@ -195,7 +185,6 @@ def reverse(ctx: OpContext) -> Result:
 
 @implements("SLICE")
 def slice_(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input1")
     start = _shape_arg(ctx, "start")
     size = _shape_arg(ctx, "size")
@@ -228,7 +217,6 @@ def slice_(ctx: OpContext) -> Result:
 
 @implements("TILE")
 def tile(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input1")
     multiples = _shape_arg(ctx, "multiples")
     shape1 = ctx.input_tensor("input1").shape
@@ -255,7 +243,6 @@ def tile(ctx: OpContext) -> Result:
 
 @implements("TRANSPOSE")
 def transpose(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     x = ctx.arg("input1")
     perms = np.asarray(ctx.attr("perms"), dtype=np.int64).reshape(-1)
     shape1 = ctx.input_tensor("input1").shape

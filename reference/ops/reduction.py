@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from reference.arguments import OUTPUTS_CLAUSE
 from reference.context import OpContext
-from reference.ops.data_nodes import OUTPUTS_CLAUSE, check_arguments, same_shape_or_unpredictable
+from reference.ops.data_nodes import same_shape_or_unpredictable
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -22,7 +23,6 @@ Result = dict[str, np.ndarray | list[np.ndarray]]
 
 def _checked_input(ctx: OpContext) -> tuple[np.ndarray, int]:
     """The input and axis after the checks every reduction shares, in pseudocode order."""
-    check_arguments(ctx)
     x = ctx.arg("input")
     shape1 = ctx.input_tensor("input").shape
     shape = ctx.out_shape()

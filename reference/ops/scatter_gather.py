@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from reference.context import OpContext
-from reference.ops.data_nodes import check_arguments
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -32,7 +31,6 @@ def _indices(ctx: OpContext, k_range: int) -> tuple[np.ndarray, np.ndarray]:
 
 @implements("GATHER")
 def gather(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     values = ctx.arg("values")
     n_batches, k_range, _ = values.shape
     k, in_range = _indices(ctx, k_range)
@@ -60,7 +58,6 @@ def _repeats(k: np.ndarray) -> np.ndarray:
 
 @implements("SCATTER")
 def scatter(ctx: OpContext) -> Result:
-    check_arguments(ctx)
     values_in = ctx.arg("values_in")
     updates = ctx.arg("input")
     n_batches, k_range, _ = values_in.shape

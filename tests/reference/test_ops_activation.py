@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from conformance.builder import single_operator_graph
 from reference import arithmetic
+from reference.arguments import OUTPUTS_CLAUSE
 from reference.engine import evaluate
-from reference.ops.data_nodes import OUTPUTS_CLAUSE
 from reference.outcome import Outcome
 
 NAN, INF = np.nan, np.inf

@@ -16,8 +16,8 @@ from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
 from conformance.graph import Graph
 from conformance.spec import load_spec
+from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
 from reference.engine import Evaluator, evaluate
-from reference.ops.data_nodes import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
 from reference.outcome import Outcome
 
 SPEC = load_spec()

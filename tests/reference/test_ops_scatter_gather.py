@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
 from conformance.spec import load_spec
+from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.engine import Evaluator, evaluate
-from reference.ops.data_nodes import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.outcome import Outcome
 
 SPEC = load_spec()

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conformance.builder import single_operator_graph
+from reference.arguments import OUTPUTS_CLAUSE
 from reference.engine import evaluate
-from reference.ops.data_nodes import OUTPUTS_CLAUSE
 from reference.outcome import Outcome
 
 NAN, INF = np.nan, np.inf
