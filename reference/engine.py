@@ -108,14 +108,11 @@ class Evaluator:
             self._run_operator(block, index, values, exact, depth)
         return [values[n] for n in block.outputs], exact
 
-    def _run_operator(
-        self,
-        block: Block,
-        index: int,
-        values: dict[str, np.ndarray],
-        exact: dict[str, np.ndarray],
-        depth: int,
-    ) -> None:
+    def context(
+        self, block: Block, index: int, values: Mapping[str, np.ndarray], depth: int = 0
+    ) -> OpContext:
+        """Check operator ``index`` of ``block`` (level, attributes, types, argument
+        shapes) and make the context its implementation runs in."""
         operator = block.operators[index]
         name = operator.op
 
@@ -147,9 +144,6 @@ class Evaluator:
             got = ", ".join(f"{k}={v}" for k, v in sorted(bindings.items()))
             detail = type_problems[0] if type_problems else f"no mode supports {got}"
             raise fail("type combination is listed in the operator's supported types", detail)
-        fn = self.ops.get(name)
-        if fn is None:
-            raise EvaluationError(f"the reference evaluator does not implement {name} yet")
 
         def run_nested(block_name: str, args: list[np.ndarray]) -> list[np.ndarray]:
             outs, _ = self.run_block(self.graph.block(block_name), args, depth + 1)
@@ -172,8 +166,27 @@ class Evaluator:
         # The arguments' declared shapes and fixed ranks hold for every operator
         # (tosa_execute_graph's argument checks), before its own pseudocode runs.
         check_arguments(ctx)
-        results = fn(ctx)
-        for arg_name, names in operands.outputs.items():
+        return ctx
+
+    def call(self, ctx: OpContext) -> dict[str, np.ndarray | list[np.ndarray]]:
+        """Run the operator's implementation: its outputs by argument name, floats in fp64."""
+        fn = self.ops.get(ctx.name)
+        if fn is None:
+            raise EvaluationError(f"the reference evaluator does not implement {ctx.name} yet")
+        return fn(ctx)
+
+    def _run_operator(
+        self,
+        block: Block,
+        index: int,
+        values: dict[str, np.ndarray],
+        exact: dict[str, np.ndarray],
+        depth: int,
+    ) -> None:
+        ctx = self.context(block, index, values, depth)
+        results = self.call(ctx)
+        name = ctx.name
+        for arg_name, names in ctx.operands.outputs.items():
             produced = results.get(arg_name)
             if produced is None:
                 raise EvaluationError(f"{name} produced no value for output {arg_name!r}")

@@ -4,21 +4,23 @@ descriptor that applies to it, and the bound tensor the descriptor needs.
 The descriptor follows the operator that produces the output (its rule in the
 precision table, its dot-product constants); the bound comes from that operator's
 inputs: the abs-input pass for dot products, ``abs_error_bound_tensor`` for the
-ABS_ERROR operators.
+ABS_ERROR operators.  Operators whose rule needs parameters register a describer with
+:func:`describes` (modules under ``reference/describe/``); every other operator gets
+``compliance.for_operator``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from conformance.builder import map_operands
+from conformance.builder import OperandMap
 from conformance.dtypes import DType
-from conformance.graph import Graph, Operator
-from conformance.spec import Level, Spec, load_spec
+from conformance.graph import Block, Graph, Operator
+from conformance.spec import Level, Spec, TypeSupport, load_spec
 from reference import compliance
 from reference.compliance import ComplianceDescriptor
 from reference.engine import Evaluator
@@ -41,6 +43,86 @@ class Expectation:
         return compliance.check(self.outcome.outputs[name], c.descriptor, actual, c.bound)
 
 
+@dataclass
+class DescribeContext:
+    """What a describer sees: the operator, its operand values as stored, the output
+    being described, and the means to rerun the operator for the abs-input pass."""
+
+    evaluator: Evaluator
+    block: Block
+    index: int
+    operator: Operator
+    operands: OperandMap
+    mode: TypeSupport | None
+    values: Mapping[str, np.ndarray]  # by tensor name
+    output_arg: str  # the output argument being described, e.g. "output_real"
+    dtype: DType  # its element type
+    data_set: int  # Appendix A data set the inputs were drawn from, or -1
+
+    @property
+    def spec(self) -> Spec:
+        return self.evaluator.spec
+
+    def arg(self, name: str) -> np.ndarray:
+        return np.asarray(self.values[self.operands.inputs[name][0]])
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.operator.attributes.get(name, default)
+
+    def type_of(self, var: str) -> DType:
+        assert self.mode is not None
+        return self.mode.dtype(var)
+
+    def abs_pass(self, data_args: Sequence[str], *, local_bound: bool) -> np.ndarray:
+        """The operator rerun in fp64 on the absolute values of its inputs: the
+        dot-product rule's per-element bound for this output.
+
+        ``data_args`` name the inputs that play the rule's 'input' (the ones replaced
+        by their largest magnitude when ``local_bound`` is false); every other input
+        (weights, bias) keeps its own absolute value.
+        """
+        data = [self.arg(a) for a in data_args]
+        prepared = compliance.dot_product_bound_inputs(data, None, local_bound=local_bound)
+        values = dict(self.values)
+        for a, arr in zip(data_args, prepared.inputs, strict=True):
+            values[self.operands.inputs[a][0]] = arr
+        for a, names in self.operands.inputs.items():
+            if a in data_args:
+                continue
+            for n in names:
+                v = np.asarray(values[n])
+                if _is_float(v):
+                    values[n] = np.abs(v.astype(np.float64))
+        ctx = self.evaluator.context(self.block, self.index, values)
+        results = self.evaluator.call(ctx)
+        out = results[self.output_arg]
+        return np.asarray(out[0] if isinstance(out, list) else out, dtype=np.float64)
+
+
+def _is_float(v: np.ndarray) -> bool:
+    # ml_dtypes' narrow floats are not numpy floating subtypes; name them.
+    return v.dtype.kind == "f" or v.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+Describer = Callable[[DescribeContext], OutputCheck]
+DESCRIBERS: dict[str, Describer] = {}
+
+
+def describes(*names: str) -> Callable[[Describer], Describer]:
+    def register(fn: Describer) -> Describer:
+        for name in names:
+            if name in DESCRIBERS:
+                raise RuntimeError(f"{name} has two describers")
+            DESCRIBERS[name] = fn
+        return fn
+
+    return register
+
+
+def _load_describers() -> None:
+    import reference.describe  # noqa: F401 - imported for its registrations
+
+
 def expect(
     graph: Graph,
     inputs: Mapping[str, Any],
@@ -50,6 +132,7 @@ def expect(
     data_set: int = -1,
 ) -> Expectation:
     """Evaluate ``graph`` and describe how each of its outputs is to be checked."""
+    _load_describers()
     spec = spec or load_spec()
     lv = spec.level(level) if isinstance(level, str) else level
     evaluator = Evaluator(graph, spec, lv)
@@ -58,71 +141,42 @@ def expect(
     if not outcome.valid:
         return expectation
     main = graph.main
-    producers = {o: op for op in main.operators for o in op.outputs}
+    producers = {o: i for i, op in enumerate(main.operators) for o in op.outputs}
     for name in main.outputs:
         t = main.tensors[name]
-        op = producers.get(name)
-        if op is None:  # a graph input passed straight through
+        index = producers.get(name)
+        if index is None:  # a graph input passed straight through
             expectation.checks[name] = OutputCheck(compliance.exact(t.dtype, "graph input"))
             continue
-        values = {n: evaluator.main_values[n] for n in op.inputs}
-        expectation.checks[name] = _describe(spec, op, values, t.dtype, data_set)
+        ctx = evaluator.context(main, index, evaluator.main_values)
+        output_arg = next(a for a, ns in ctx.operands.outputs.items() if name in ns)
+        dctx = DescribeContext(
+            evaluator,
+            main,
+            index,
+            main.operators[index],
+            ctx.operands,
+            ctx.mode,
+            evaluator.main_values,
+            output_arg,
+            t.dtype,
+            data_set,
+        )
+        expectation.checks[name] = describe(dctx)
     return expectation
 
 
-def _describe(
-    spec: Spec, op: Operator, values: Mapping[str, np.ndarray], dtype: DType, data_set: int
-) -> OutputCheck:
-    name = op.op
-    operands = map_operands(spec.operator(name), op)
-
-    def arg(a: str) -> np.ndarray:
-        return np.asarray(values[operands.inputs[a][0]])
-
-    if not dtype.is_float or name not in _PARAMETRISED:
-        if dtype.is_float and name in compliance.ABS_ERROR_OPERATORS:
-            first = "input" if "input" in operands.inputs else "input1"
-            y = arg("input2") if name == "POW" else None
-            x = arg(first)
-            if y is not None:
-                x, y = np.broadcast_arrays(x, y)
-            bound = compliance.abs_error_bound_tensor(name, x, y)
-            return OutputCheck(compliance.abs_error_for(name, dtype), bound)
-        return OutputCheck(compliance.for_operator(name, dtype))
-    return _PARAMETRISED[name](spec, op, arg, dtype, data_set)
-
-
-def _reduce_sum(
-    spec: Spec, op: Operator, arg: Callable[[str], np.ndarray], dtype: DType, data_set: int
-) -> OutputCheck:
-    # REDUCE_SUM is a dot product of the reduced axis with a vector of ones (Appendix A);
-    # it has no local_bound attribute, so the abs pass is per element.
-    x = arg("input")
-    axis = int(op.attributes["axis"])
-    acc = spec.operator("REDUCE_SUM").mode(_mode_name(spec, op, dtype)).dtype("acc_t")
-    desc = compliance.dot_product(
-        "REDUCE_SUM", dtype, acc, ks=int(x.shape[axis]), data_set=data_set
-    )
-    bound = np.sum(np.abs(x.astype(np.float64)), axis=axis, keepdims=True)
-    return OutputCheck(desc, bound)
-
-
-def _reduce_product(
-    spec: Spec, op: Operator, arg: Callable[[str], np.ndarray], dtype: DType, data_set: int
-) -> OutputCheck:
-    x = arg("input")
-    n = int(x.shape[int(op.attributes["axis"])])
-    return OutputCheck(compliance.reduce_product(dtype, n))
-
-
-def _mode_name(spec: Spec, op: Operator, dtype: DType) -> str:
-    for m in spec.operator(op.op).modes:
-        if m.bindings.get("in_out_t") == dtype.spec_name:
-            return m.mode
-    raise KeyError(f"{op.op} has no mode for {dtype}")
-
-
-_PARAMETRISED: dict[str, Callable[..., OutputCheck]] = {
-    "REDUCE_SUM": _reduce_sum,
-    "REDUCE_PRODUCT": _reduce_product,
-}
+def describe(ctx: DescribeContext) -> OutputCheck:
+    name = ctx.operator.op
+    dtype = ctx.dtype
+    if dtype.is_float and name in DESCRIBERS:
+        return DESCRIBERS[name](ctx)
+    if dtype.is_float and name in compliance.ABS_ERROR_OPERATORS:
+        first = "input" if "input" in ctx.operands.inputs else "input1"
+        x = ctx.arg(first)
+        y = ctx.arg("input2") if name == "POW" else None
+        if y is not None:
+            x, y = np.broadcast_arrays(x, y)
+        bound = compliance.abs_error_bound_tensor(name, x, y)
+        return OutputCheck(compliance.abs_error_for(name, dtype), bound)
+    return OutputCheck(compliance.for_operator(name, dtype))
