@@ -64,6 +64,16 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
+    # Types are singletons compared with ``is``: copies of graphs and cases keep them.
+    def __copy__(self) -> DType:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> DType:
+        return self
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (dtype, (self.name,))
+
 
 def _int(name: str, bits: int, storage: type, lo: int, hi: int) -> DType:
     return DType(name, "int", bits, np.dtype(storage), lo, hi)

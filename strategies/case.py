@@ -1,0 +1,94 @@
+"""A drawn test case: a graph, its input values, and what it tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from conformance.builder import GraphBuilder
+from conformance.dtypes import DType
+from conformance.graph import Graph
+from conformance.spec import Spec
+
+CaseKind = Literal["valid", "error", "level"]
+
+
+@dataclass
+class TensorDraw:
+    """One operand of a single-operator case."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    values: np.ndarray | None = None  # None for outputs
+    const: bool = False  # a constant tensor in the graph rather than a graph input
+
+
+@dataclass
+class CaseSpec:
+    """A single-operator case as a recipe draws it, before the graph is built."""
+
+    operator: str
+    mode: str
+    inputs: list[TensorDraw]  # in argument order; a list argument contributes several
+    outputs: list[TensorDraw]
+    attributes: dict[str, Any] = field(default_factory=dict)
+    data_set: int = -1
+    kind: CaseKind = "valid"
+    rule_broken: str | None = None  # the clause an error case breaks / the limit a level case hits
+    strategy: str = ""
+
+    def build(self, spec: Spec) -> Case:
+        builder = GraphBuilder(spec, strict=self.kind == "valid")
+        block = builder.block()
+        for t in self.inputs:
+            if t.name in block.block.tensors:
+                continue
+            if t.const:
+                block.tensor(t.name, t.shape, t.dtype, data=t.values)
+            else:
+                block.input(t.name, t.shape, t.dtype)
+        for t in self.outputs:
+            block.tensor(t.name, t.shape, t.dtype)
+        block.op(
+            self.operator,
+            [t.name for t in self.inputs],
+            [t.name for t in self.outputs],
+            **self.attributes,
+        )
+        for t in self.outputs:
+            block.output(t.name)
+        inputs = {t.name: t.values for t in self.inputs if not t.const}
+        return Case(
+            graph=builder.build(),
+            inputs=inputs,  # type: ignore[arg-type]
+            operator=self.operator,
+            mode=self.mode,
+            kind=self.kind,
+            rule_broken=self.rule_broken,
+            data_set=self.data_set,
+            strategy=self.strategy,
+        )
+
+
+@dataclass
+class Case:
+    """What a vector is made from."""
+
+    graph: Graph
+    inputs: dict[str, np.ndarray]
+    operator: str  # the operator under test
+    mode: str  # its mode, exactly as tosa.xml spells it
+    kind: CaseKind = "valid"
+    rule_broken: str | None = None
+    data_set: int = -1
+    strategy: str = ""
+    operators: list[str] = field(default_factory=list)  # every operator, for graphs
+
+    def describe(self) -> str:
+        what = f"{self.operator} [{self.mode}]"
+        if self.kind != "valid":
+            what += f" {self.kind}: {self.rule_broken}"
+        return what

@@ -1,0 +1,44 @@
+"""Drawing examples from a strategy deterministically, outside a test.
+
+``generate`` must give the same pack for the same seed.  Hypothesis replays the same
+sequence of examples for a given ``@seed`` (and version), with the database and
+shrinking off, so examples are collected by running a throw-away ``@given`` function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TypeVar
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+
+T = TypeVar("T")
+
+
+def draw_examples(strategy: st.SearchStrategy[T], count: int, seed_value: int) -> list[T]:
+    """Up to ``count`` examples of ``strategy``, the same ones for the same seed.
+
+    Fewer come back when Hypothesis cannot find that many distinct examples (tiny
+    search spaces), none when every draw is rejected."""
+    examples: list[T] = []
+
+    @settings(
+        database=None,
+        max_examples=count,
+        phases=[Phase.generate],
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
+    @seed(seed_value)
+    @given(strategy)
+    def collect(example: T) -> None:
+        examples.append(example)
+
+    # Unsatisfiable: the strategy rejects everything here (a rule this case cannot break).
+    with contextlib.suppress(Unsatisfiable):
+        collect()
+    return examples[:count]

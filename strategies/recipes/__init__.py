@@ -1,0 +1,121 @@
+"""Recipes: how to draw a valid case of each operator, registered by operator name.
+
+A recipe is a function ``(draw, rc) -> CaseSpec`` that draws shapes, attributes and
+values satisfying the operator's ERROR_IF clauses and keeping its REQUIREs (no
+integer overflow), within the level's limits and the element budget.  Shapes and
+ranks come from the spec model through :class:`RecipeContext`; what the XML cannot
+say (output-size formulas, value ranges that avoid overflow) is the recipe's job.
+
+Importing this package registers every recipe module in it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from conformance.dtypes import DType
+from conformance.spec import Level, OperatorSpec, Spec, TypeSupport
+from strategies.case import Case, CaseSpec, TensorDraw
+from strategies.shapes import Budget
+from strategies.values import ValueRange, tensor_values
+
+
+@dataclass(frozen=True)
+class RecipeContext:
+    spec: Spec
+    op_spec: OperatorSpec
+    mode: TypeSupport
+    level: Level
+    budget: Budget
+    data_set: int | None = None  # None: the recipe may choose; else the Appendix A set
+
+    @property
+    def name(self) -> str:
+        return self.op_spec.name
+
+    def dtype(self, var: str) -> DType:
+        return self.mode.dtype(var)
+
+    def arg_dtype(self, arg_name: str) -> DType:
+        """The element type of an argument under this mode (type variables resolved)."""
+        from conformance import dtypes
+
+        arg = self.op_spec.argument(arg_name)
+        et = arg.element_type
+        if arg.type in ("shape_t", "shape_list_t"):
+            return dtypes.SHAPE
+        if et == "mul_t":
+            raise KeyError("mul_t depends on scale32: use errata.MUL_T_BY_SCALE32")
+        if et in self.mode.bindings:
+            return self.mode.dtype(et)
+        return dtypes.dtype(et)
+
+    def rank_range(self, arg_name: str, cap: int | None = None) -> tuple[int, int]:
+        """The argument's rank bounds at the level, optionally capped (budget)."""
+        r = self.op_spec.argument(arg_name).rank_range(self.level)
+        if r is None:
+            raise KeyError(f"{self.name} argument {arg_name} has no rank bounds")
+        lo, hi = r
+        if cap is not None:
+            hi = max(lo, min(hi, cap))
+        return lo, hi
+
+    def values(
+        self,
+        draw: st.DrawFn,
+        dt: DType,
+        shape: tuple[int, ...],
+        r: ValueRange | None = None,
+        label: str = "values",
+    ) -> np.ndarray:
+        return draw(tensor_values(dt, shape, r, label=label))
+
+    def tensor(
+        self,
+        draw: st.DrawFn,
+        name: str,
+        dt: DType,
+        shape: tuple[int, ...],
+        r: ValueRange | None = None,
+        *,
+        const: bool = False,
+    ) -> TensorDraw:
+        return TensorDraw(name, shape, dt, self.values(draw, dt, shape, r, name), const)
+
+    def spec_of(self, inputs: list[TensorDraw], outputs: list[TensorDraw], **kw: Any) -> CaseSpec:
+        strategy = f"recipe:{self.name}"
+        return CaseSpec(self.name, self.mode.mode, inputs, outputs, strategy=strategy, **kw)
+
+
+Recipe = Callable[[st.DrawFn, RecipeContext], CaseSpec | Case]
+RECIPES: dict[str, Recipe] = {}
+
+
+def recipe(*names: str) -> Callable[[Recipe], Recipe]:
+    def register(fn: Recipe) -> Recipe:
+        for name in names:
+            if name in RECIPES:
+                raise RuntimeError(f"{name} has two recipes")
+            RECIPES[name] = fn
+        return fn
+
+    return register
+
+
+_loaded = False
+
+
+def load_all() -> dict[str, Recipe]:
+    global _loaded
+    if not _loaded:
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
+        _loaded = True
+    return RECIPES

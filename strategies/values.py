@@ -1,0 +1,141 @@
+"""Tensor values per TOSA element type, as Hypothesis strategies.
+
+A conformance vector needs realistic bulk data (full-range integers, floats across
+many binades) *and* the special values backends get wrong (+-0, +-inf, NaN,
+subnormals, the largest and smallest values, integer extremes).  Drawing every
+element through Hypothesis would make large tensors slow and mostly constant, so a
+tensor is drawn as: a numpy seed and a distribution for the bulk, plus a short list
+of (position, special value) overrides.  Shapes, seeds and overrides all shrink, so a
+failing case still reduces to a small tensor with the one value that matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from conformance.dtypes import DType
+
+
+def special_values(dt: DType) -> list[float | int | bool]:
+    """The values of ``dt`` that implementations most often get wrong."""
+    if dt.kind == "bool":
+        return [False, True]
+    if dt.kind in ("int", "shape"):
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        return sorted({lo, lo + 1, -1, 0, 1, hi - 1, hi})
+    assert dt.normal_min is not None and dt.normal_max is not None
+    assert dt.normal_frac is not None
+    smallest_sub = dt.normal_min * 2.0**-dt.normal_frac
+    out: list[float] = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        dt.normal_min,
+        -dt.normal_min,
+        smallest_sub,
+        -smallest_sub,
+        dt.normal_min - smallest_sub,  # largest subnormal
+        dt.normal_max,
+        -dt.normal_max,
+        float("nan"),
+    ]
+    if dt.has_inf:
+        out += [float("inf"), float("-inf")]
+    return out
+
+
+@dataclass(frozen=True)
+class ValueRange:
+    """Bounds a recipe puts on a tensor's values so the case stays valid."""
+
+    low: float | None = None
+    high: float | None = None
+    specials: bool = True  # may special values be placed
+    finite: bool = False  # no inf/NaN even among specials
+    nonzero: bool = False
+
+
+def _bulk(
+    rng: np.random.Generator, dt: DType, shape: tuple[int, ...], r: ValueRange, dist: int
+) -> np.ndarray:
+    if dt.kind == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dt.kind in ("int", "shape"):
+        lo = int(dt.min if r.low is None else max(r.low, dt.min))  # type: ignore[type-var]
+        hi = int(dt.max if r.high is None else min(r.high, dt.max))  # type: ignore[type-var]
+        if dist == 1:  # small magnitudes: where most integer arithmetic happens
+            lo, hi = max(lo, -16), min(hi, 16)
+            if lo > hi:
+                lo, hi = hi, lo
+        vals = rng.integers(lo, hi, size=shape, endpoint=True)
+        if r.nonzero:
+            vals = np.where(vals == 0, hi if hi != 0 else lo, vals)
+        return vals.astype(dt.storage)
+    # floats: dist 0 uniform in the range, 1 standard normal, 2 log-uniform magnitudes
+    lo = -4.0 if r.low is None else r.low
+    hi = 4.0 if r.high is None else r.high
+    if dist == 0:
+        vals = rng.uniform(lo, hi, size=shape)
+    elif dist == 1:
+        vals = np.clip(rng.standard_normal(size=shape) * (hi - lo) / 4 + (hi + lo) / 2, lo, hi)
+    else:
+        top = max(abs(lo), abs(hi), 1e-30)
+        emin = np.log2(dt.normal_min)  # type: ignore[arg-type]
+        mags = 2.0 ** rng.uniform(emin, np.log2(top), size=shape)
+        signs = np.where(rng.integers(0, 2, size=shape) == 0, -1.0, 1.0)
+        vals = np.clip(mags * signs, lo, hi)
+    if r.nonzero:
+        vals = np.where(vals == 0, hi, vals)
+    with np.errstate(over="ignore"):
+        return vals.astype(dt.storage)
+
+
+def _allowed_special(v: float | int | bool, dt: DType, r: ValueRange) -> bool:
+    if dt.kind == "bool":
+        return True
+    fv = float(v)
+    if r.finite and not np.isfinite(fv):
+        return False
+    if r.nonzero and fv == 0:
+        return False
+    if np.isnan(fv):
+        return not r.finite and r.low is None and r.high is None
+    if r.low is not None and fv < r.low:
+        return False
+    return not (r.high is not None and fv > r.high)
+
+
+@st.composite
+def tensor_values(
+    draw: st.DrawFn,
+    dt: DType,
+    shape: tuple[int, ...],
+    value_range: ValueRange | None = None,
+    *,
+    label: str = "values",
+) -> np.ndarray:
+    """An array of ``shape`` in ``dt``'s storage type."""
+    r = value_range or ValueRange()
+    seed = draw(st.integers(0, 2**32 - 1), label=f"{label}: seed")
+    dist = draw(st.integers(0, 2), label=f"{label}: distribution")
+    arr = _bulk(np.random.default_rng(seed), dt, shape, r, dist)
+    size = arr.size
+    if size and r.specials:
+        pool = [v for v in special_values(dt) if _allowed_special(v, dt, r)]
+        if pool:
+            overrides = draw(
+                st.lists(
+                    st.tuples(st.integers(0, size - 1), st.sampled_from(pool)),
+                    max_size=min(8, size),
+                ),
+                label=f"{label}: special values",
+            )
+            flat = arr.reshape(-1)
+            for pos, v in overrides:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    flat[pos] = np.asarray(v).astype(dt.storage)
+    return arr
