@@ -101,7 +101,7 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
     et = arg.element_type
     if arg.type == "tosa_graph_t" or arg.type == "String":
         return None if isinstance(value, str) else "expected a string"
-    if et.endswith("_t") and et[:-2] in ("acc_type", "resize_mode", "var"):
+    if arg.shape.kind == "scalar" and et in ("acc_type_t", "resize_mode_t", "var_t"):
         return None if isinstance(value, str) else "expected an enumeration value name"
     if arg.type == "shape_t":  # CONST_SHAPE values: a list of sizes, whatever its shape says
         if isinstance(value, np.ndarray) or (
@@ -125,6 +125,9 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
         ):
             return "expected a list of integers"
         return None
+    if et == "size_t" and isinstance(value, tuple | list):  # VARIABLE var_shape
+        ok = all(isinstance(v, int | np.integer) for v in value)
+        return None if ok else "expected a list of integers"
     return None if isinstance(value, np.ndarray) else "expected an array"
 
 
@@ -165,10 +168,28 @@ def bind_types(
     return bound, problems
 
 
+def acc_type_dtype(name: str) -> DType | None:
+    """The element type an ``acc_type`` enumeration value names (INT32 -> i32, FP16 ->
+    fp16), or None for a name that is no type."""
+    try:
+        return dtypes.dtype(name.strip().lower().replace("int", "i"))
+    except KeyError:
+        return None
+
+
 def find_mode(
     op_spec: OperatorSpec, bound: dict[str, DType], attributes: dict[str, AttrValue]
 ) -> TypeSupport | None:
-    """The mode whose type bindings agree with every bound variable, if any."""
+    """The mode whose type bindings agree with every bound variable, if any.
+
+    The ``acc_type`` attribute of the convolutions and AVG_POOL2D selects the mode's
+    accumulator, so it binds ``acc_t`` like a tensor's type binds the others."""
+    acc = attributes.get("acc_type")
+    if isinstance(acc, str) and "acc_t" not in bound:
+        acc_dt = acc_type_dtype(acc)
+        if acc_dt is None:
+            return None
+        bound = {**bound, "acc_t": acc_dt}
     for mode in op_spec.modes:
         if all(_agrees(mode, var, dt, attributes) for var, dt in bound.items()):
             return mode

@@ -10,7 +10,7 @@ import numpy as np
 
 from conformance.builder import OperandMap
 from conformance.dtypes import DType
-from conformance.graph import Block, Operator, Tensor
+from conformance.graph import Block, Graph, Operator, Tensor
 from conformance.spec import Level, OperatorSpec, TypeSupport
 from reference.outcome import ErrorIf, Rule, Unpredictable
 
@@ -30,6 +30,7 @@ class OpContext:
         run_block: Callable[[str, list[np.ndarray]], list[np.ndarray]] | None = None,
         state: dict[str, Any] | None = None,
         depth: int = 0,
+        graph: Graph | None = None,
     ) -> None:
         self.op_spec = op_spec
         self.operator = operator
@@ -43,6 +44,7 @@ class OpContext:
         self._run_block = run_block
         self.state = state if state is not None else {}  # graph-wide (variables)
         self.depth = depth  # control-flow nesting depth of this operator's block
+        self.graph = graph
 
     # -- operands ---------------------------------------------------------------
     @property
@@ -108,6 +110,12 @@ class OpContext:
             raise Unpredictable(self._rule("LEVEL_CHECK", clause, detail))
 
     # -- control flow ---------------------------------------------------------------
+    def graph_block(self, name: str) -> Block:
+        """A block of the graph by name (COND_IF / WHILE_LOOP check their declarations)."""
+        if self.graph is None:
+            raise KeyError(f"no graph to look up block {name!r} in")
+        return self.graph.block(name)
+
     def run_block(self, name: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """Evaluate a block of the graph (COND_IF / WHILE_LOOP bodies) one level deeper."""
         if self._run_block is None:

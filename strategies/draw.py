@@ -8,9 +8,10 @@ shrinking off, so examples are collected by running a throw-away ``@given`` func
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
@@ -42,3 +43,47 @@ def draw_examples(strategy: st.SearchStrategy[T], count: int, seed_value: int) -
     with contextlib.suppress(Unsatisfiable):
         collect()
     return examples[:count]
+
+
+R = TypeVar("R")
+
+
+class _Found(Exception):
+    def __init__(self, value: object) -> None:
+        super().__init__("found")
+        self.value = value
+
+
+def first_accepted(
+    strategy: st.SearchStrategy[T],
+    accept: Callable[[T], R | None],
+    seed_value: int,
+    max_tries: int = 8,
+) -> R | None:
+    """The first ``accept(example)`` that is not None, trying at most ``max_tries``
+    examples in the seed's order; None when none is accepted."""
+
+    @settings(
+        database=None,
+        max_examples=max_tries,
+        phases=[Phase.generate],
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+    )
+    @seed(seed_value)
+    @given(strategy)
+    def search(example: T) -> None:
+        result = accept(example)
+        if result is not None:
+            raise _Found(result)
+
+    try:
+        search()
+    except _Found as found:
+        return found.value  # type: ignore[return-value]
+    except Unsatisfiable:
+        return None
+    return None

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.spec import Level, Spec
-from reference.arguments import OUTPUTS_CLAUSE
+from reference.arguments import OUTPUTS_CLAUSE, TYPES_CLAUSE
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
 
-TYPE_CLAUSE = "type combination is listed in the operator's supported types"
+TYPE_CLAUSE = TYPES_CLAUSE
 
 Breaker = Callable[[st.DrawFn, RecipeContext, CaseSpec], CaseSpec | None]
 

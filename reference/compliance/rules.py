@@ -64,7 +64,18 @@ COMPARISON_OPERATORS: frozenset[str] = frozenset({"EQUAL", "GREATER", "GREATER_E
 # Operators that only move or select elements.  The precision table does not list
 # them; with no arithmetic to round, exact is the only consistent requirement.
 DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
-    {"CONCAT", "PAD", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE", "GATHER", "SCATTER"}
+    {
+        "CONCAT",
+        "PAD",
+        "RESHAPE",
+        "REVERSE",
+        "SLICE",
+        "TILE",
+        "TRANSPOSE",
+        "GATHER",
+        "SCATTER",
+        "VARIABLE_READ",
+    }
 )
 
 # Operators checked with the dot product rule; True where the operator has a

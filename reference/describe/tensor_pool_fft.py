@@ -1,0 +1,151 @@
+"""AVG_POOL2D, FFT2D and RFFT2D: dot products in the precision table.
+
+ARGMAX and MAX_POOL2D need no describer: their rule ("non-NaN results must be exact")
+is ``compliance.for_operator``.
+
+AVG_POOL2D is a dot product of the window with weights 1/KS, KS = kernel_y * kernel_x
+(Appendix A); it has no local_bound attribute, so its abs pass is the operator rerun
+on |input|.
+
+FFT2D and RFFT2D are dot products of the input with constant coefficients.  Appendix
+A splits the complex input into real scalars (FFT2D: KS = 2*H*W, the real and the
+imaginary plane; RFFT2D: KS = H*W) and the coefficient exp(+-i a) into its real and
+imaginary parts, so each output is a sum of real products:
+
+    output_real = sum re * cos(a) + im * sin(a)     output_imag = sum -re * sin(a) + im * cos(a)
+
+and the abs pass ``operation_fp64(input_abs, weight_abs)`` takes the element-wise
+absolute values of both factors: ``sum |re| |cos a| + |im| |sin a|`` for output_real,
+``sum |re| |sin a| + |im| |cos a|`` for output_imag (RFFT2D: the ``re`` terms only).
+Rerunning the FFT on |input| would not give this (its coefficients keep their signs),
+so the bound is computed here.  Without local_bound (the default) every |re| and |im|
+is first replaced by the largest of them all, as for any dot product.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from reference import compliance
+from reference.expectations import DescribeContext, OutputCheck, describes
+from reference.ops.tensor_pool_fft import ACC_TYPES, rfft_skipped
+
+# Gathered elements per step of the bound's coefficient sum (memory, not accuracy).
+_CHUNK = 1 << 22
+
+
+@describes("AVG_POOL2D")
+def avg_pool2d(ctx: DescribeContext) -> OutputCheck:
+    kernel_y, kernel_x = (int(v) for v in ctx.attr("kernel"))
+    # acc_t comes from the acc_type attribute (fp16 input allows fp16 or fp32).
+    acc = ACC_TYPES[str(ctx.attr("acc_type"))]
+    desc = compliance.dot_product(
+        "AVG_POOL2D", ctx.dtype, acc, ks=kernel_y * kernel_x, data_set=ctx.data_set
+    )
+    return OutputCheck(desc, ctx.abs_pass(["input"], local_bound=True))
+
+
+def coefficient_table(period: int, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """|fn(2 pi r / period)| for r = 0 .. period-1, exact at multiples of pi/2 (where
+    cos and sin are 0 or 1 but their fp64 evaluation is off by ~1e-16)."""
+    r = np.arange(period)
+    table = np.abs(fn(2.0 * math.pi * r / period))
+    quarter = (4 * r) % period == 0
+    table[quarter] = np.abs(np.rint(fn(0.5 * math.pi * (4 * r[quarter] // period))))
+    return table
+
+
+def abs_coefficient_sum(
+    w: np.ndarray, out_w: int, fn: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """``B[n, oy, ox] = sum over (iy, ix) of w[n, iy, ix] * |fn(a)|``, with the FFT's
+    angle a = 2 pi ((iy*oy mod H)/H + (ix*ox mod W)/W), for ox < out_w.
+
+    With H and W powers of two, a = 2 pi r / P for P = max(H, W) and an integer r, so
+    g(r) = |fn(2 pi r / P)| is a P-periodic table with a finite Fourier series
+    g(r) = (1/P) sum_k G[k] exp(2 pi i k r / P).  Substituting it,
+
+        B[oy, ox] = (1/P) sum_k G[k] Y[k*oy mod H, k*ox mod W],
+
+    where Y is the unnormalised inverse 2D DFT of w.  That costs H*W*P per plane
+    instead of the direct (H*W)**2.  Planes with a non-finite w get an infinite bound
+    (no accuracy limit; their reference is not finite either).
+    """
+    n, h, wd = w.shape
+    period = max(h, wd)
+    g = coefficient_table(period, fn)
+    coef = np.fft.fft(g).real / period  # g is even, so its DFT is real
+    finite = np.isfinite(w).all(axis=(1, 2))
+    y = np.fft.ifft2(np.where(finite[:, None, None], w, 0.0), norm="forward").real
+    oy = np.arange(h)
+    ox = np.arange(out_w)
+    out = np.zeros((n, h, out_w))
+    step = max(1, _CHUNK // max(1, n * h * out_w))
+    for k0 in range(0, period, step):
+        k = np.arange(k0, min(period, k0 + step))
+        u = (k[:, None] * oy[None, :]) % h  # [K, H]
+        v = (k[:, None] * ox[None, :]) % wd  # [K, OW]
+        gathered = y[:, u[:, :, None], v[:, None, :]]  # [N, K, H, OW]
+        out += np.einsum("k,nkhw->nhw", coef[k0 : k0 + len(k)], gathered)
+    # Every term is >= 0: what is below zero is rounding of a zero sum.
+    out = np.maximum(out, 0.0)
+    out[~finite] = np.inf
+    return out
+
+
+def _sin_part(w: np.ndarray, out_w: int) -> np.ndarray:
+    # At rows 0, H/2 and columns 0, W/2 every angle is a multiple of pi: sin is exactly
+    # 0 for every term (RFFT2D's pseudocode skips them), so the sum is exactly 0.
+    _, h, wd = w.shape
+    part = abs_coefficient_sum(w, out_w, np.sin)
+    part[:, rfft_skipped(h, wd, np.arange(h), np.arange(out_w))] = 0.0
+    return part
+
+
+def _local_bound(ctx: DescribeContext) -> bool:
+    return compliance.effective_local_bound(ctx.operator.op, ctx.attr("local_bound"))
+
+
+@describes("FFT2D")
+def fft2d(ctx: DescribeContext) -> OutputCheck:
+    re, im = ctx.arg("input_real"), ctx.arg("input_imag")
+    _, h, w = re.shape
+    prepared = compliance.dot_product_bound_inputs([re, im], None, local_bound=_local_bound(ctx))
+    are, aim = prepared.inputs
+    if ctx.output_arg == "output_real":
+        bound = abs_coefficient_sum(are, w, np.cos) + _sin_part(aim, w)
+    else:
+        bound = _sin_part(are, w) + abs_coefficient_sum(aim, w, np.cos)
+    desc = compliance.dot_product(
+        "FFT2D",
+        ctx.dtype,
+        ctx.type_of("in_out_t"),
+        ks=2 * h * w,
+        data_set=ctx.data_set,
+        local_bound=ctx.attr("local_bound"),
+    )
+    return OutputCheck(desc, bound)
+
+
+@describes("RFFT2D")
+def rfft2d(ctx: DescribeContext) -> OutputCheck:
+    re = ctx.arg("input_real")
+    _, h, w = re.shape
+    prepared = compliance.dot_product_bound_inputs(re, None, local_bound=_local_bound(ctx))
+    (are,) = prepared.inputs
+    if ctx.output_arg == "output_real":
+        bound = abs_coefficient_sum(are, w // 2 + 1, np.cos)
+    else:
+        bound = _sin_part(are, w // 2 + 1)
+    desc = compliance.dot_product(
+        "RFFT2D",
+        ctx.dtype,
+        ctx.type_of("in_out_t"),
+        ks=h * w,
+        data_set=ctx.data_set,
+        local_bound=ctx.attr("local_bound"),
+    )
+    return OutputCheck(desc, bound)

@@ -1,0 +1,274 @@
+"""CAST and RESCALE (tosa.xml group type-conversion).
+
+CAST to a floating-point type returns the exact value of the input in fp64: the
+precision table asks for a result within 0.5 ulp of the mathematical result, which is
+the compliance check's job, and the engine rounds the fp64 value to nearest even for
+later consumers.  The one exception is fp8e4m3, which has no infinity: OCP's
+non-saturating conversion turns values that round past its largest finite value into
+NaN, and the reference says so.  CAST to an integer type is exact (round to nearest,
+ties to even, then saturate).
+
+RESCALE is bit-exact integer arithmetic: apply_scale_32 / apply_scale_16 (introduction,
+"Precision scaling") on int64 whole tensors, with their REQUIREs checked per element in
+pseudocode order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from conformance.dtypes import DType
+from reference import arithmetic as ar
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+# Introduction, "Main Inference precision requirements": a NaN input converted to an
+# integer (or bool) gives an unpredictable result.  There is no REQUIRE in CAST.tosac;
+# the criterion is reported as one so that the outcome is 'unpredictable'.
+NAN_TO_INT_CLAUSE = "!isNaN(in): a NaN converted to an integer is unpredictable"
+
+
+def _overflow_limit(dt: DType) -> float:
+    """The magnitude above which round-to-nearest-even leaves ``dt``'s finite range:
+    its largest value plus half an ulp of the top binade.  At exactly that midpoint the
+    tie goes to the even neighbour; for fp8e4m3 (max 448 = 1.110b x 2**8) that is 448
+    itself, so only magnitudes strictly above the limit overflow."""
+    assert dt.normal_max is not None and dt.normal_frac is not None
+    top = math.floor(math.log2(dt.normal_max))
+    half_ulp = 2.0 ** (top - dt.normal_frac - 1)
+    # The tie rounds down only when the largest value's last mantissa bit is 0.
+    assert (dt.normal_max / (2 * half_ulp)) % 2 == 0, f"{dt}: tie at max would round up"
+    return dt.normal_max + half_ulp
+
+
+def _to_float(x: np.ndarray, in_t: DType, out_t: DType) -> np.ndarray:
+    """round_to_nearest_float, as the fp64 value the result is checked against."""
+    exact = x.astype(np.float64)  # every TOSA int and float value is exact in fp64
+    if out_t.has_inf:
+        # Overflow to infinity and subnormal/zero results are what rounding this value
+        # gives; the 0.5 ulp compliance rule accepts exactly those.
+        return exact
+    # fp8e4m3: OCP-OFP8 non-saturating mode, out-of-range values (infinities too)
+    # become NaN.  The value is kept where it rounds to a finite fp8e4m3 number.
+    limit = _overflow_limit(out_t)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(exact) > limit, np.nan, exact)
+
+
+@implements("CAST")
+def cast(ctx: OpContext) -> Result:
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    x = np.asarray(ctx.arg("input"))
+    if out_t.kind == "bool":
+        # (in != 0) ? true : false; only integer inputs cast to bool.
+        return {"output": x.astype(np.int64) != 0}
+    if out_t.is_float:
+        # bool inputs would read as 1.0 / 0.0 (no such mode is declared).
+        return {"output": _to_float(x, in_t, out_t)}
+    if in_t.kind == "bool":
+        return {"output": x.astype(np.int64)}
+    if in_t.is_float:
+        f = x.astype(np.float64)
+        ar.require_each(ctx, x.shape, [(NAN_TO_INT_CLAUSE, ~np.isnan(f))], {"in": f})
+        # round_to_nearest_int: ties to even (np.rint); overflow saturates (infinities
+        # too), as the precision table requires of float -> integer casts.
+        rounded = np.clip(np.rint(f), out_t.min, out_t.max)
+        return {"output": rounded.astype(np.int64)}
+    v = ar.as_int(x)
+    if out_t.bits >= in_t.bits:
+        return {"output": v}  # sign_extend: the value is unchanged
+    return {"output": ar.wrap(v, out_t.bits)}  # truncate: keep the low bits
+
+
+# -- RESCALE ---------------------------------------------------------------------------
+
+I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+
+# The ERROR_IFs of RESCALE.tosac, in order.
+IN_ZP_CLAUSE = "in_t != i8_t && (in_t != i16_t || input_unsigned == false) && input_zp != 0"
+OUT_ZP_CLAUSE = "out_t != i8_t && (out_t != i16_t || output_unsigned == false) && output_zp != 0"
+IN_ZP16_CLAUSE = "in_t == i16_t && input_unsigned == true && input_zp != 0 && input_zp != 32768"
+OUT_ZP16_CLAUSE = (
+    "out_t == i16_t && output_unsigned == true && output_zp != 0 && output_zp != 32768"
+)
+SCALE32_I48_CLAUSE = "scale32 && in_t == i48_t"
+DOUBLE_ROUND_CLAUSE = "!scale32 && double_round"
+BOTH_UNSIGNED_CLAUSE = "input_unsigned && output_unsigned"
+OUT_I32_IN_UNSIGNED_CLAUSE = "out_t == i32_t && input_unsigned"
+IN_I32_OUT_UNSIGNED_CLAUSE = "in_t == i32_t && output_unsigned"
+IN_I48_OUT_UNSIGNED_CLAUSE = "in_t == i48_t && output_unsigned"
+PER_CHANNEL_RANK_CLAUSE = "per_channel && rank(input) < 1"
+# make_unsigned (type_conversion_helpers): only i8_t and i16_t have an unsigned form.
+MAKE_UNSIGNED_CLAUSE = "make_unsigned: in_t != i8_t && in_t != i16_t"
+
+# REQUIREs of apply_scale_32 / apply_scale_16 and apply_add_s<int32_t>.
+MULTIPLIER_CLAUSE = "multiplier >= 0"
+SHIFT_CLAUSE = "2 <= shift && shift <= 62"
+VALUE_CLAUSE = "value >= (-1 << (shift - 1)) && value < (1 << (shift - 1))"
+SCALE16_RESULT_CLAUSE = "result >= minimum<int32_t> && result <= maximum<int32_t>"
+ADD_ZP_CLAUSE = "apply_add_s<int32_t>: c >= minimum_s<i32_t>() && c <= maximum_s<i32_t>()"
+
+
+def _zero_point(ctx: OpContext, name: str, dt: DType, unsigned: bool) -> int:
+    """The zero point as the pseudocode extends it to int48/int32: the attribute's bits
+    in ``dt``, zero-extended when the tensor is read as unsigned, else sign-extended.
+
+    The attribute is typed in_t/out_t; a value those bits cannot hold (neither as the
+    signed nor, for an unsigned tensor, as the unsigned reading) does not meet the
+    argument's declaration.
+    """
+    raw = int(ctx.attr(name, 0))
+    lo = -(1 << (dt.bits - 1))
+    hi = (1 << dt.bits) - 1 if unsigned else (1 << (dt.bits - 1)) - 1
+    ctx.error_if(
+        not lo <= raw <= hi,
+        ATTRIBUTES_CLAUSE,
+        f"{name}={raw} does not fit {dt}{' read as unsigned' if unsigned else ''}",
+    )
+    bits = raw & ((1 << dt.bits) - 1)
+    return bits if unsigned else int(ar.wrap(np.int64(bits), dt.bits))
+
+
+def _check_rules(
+    ctx: OpContext, in_t: DType, out_t: DType, flags: dict[str, bool], in_zp: int, out_zp: int
+) -> None:
+    """RESCALE's ERROR_IFs in pseudocode order (they do not depend on the element, so
+    checking them once is checking them for every index)."""
+    scale32, double_round = flags["scale32"], flags["double_round"]
+    in_uns, out_uns = flags["input_unsigned"], flags["output_unsigned"]
+    ctx.error_if(
+        in_t.name != "i8" and (in_t.name != "i16" or not in_uns) and in_zp != 0,
+        IN_ZP_CLAUSE,
+        f"in_t={in_t}, input_unsigned={in_uns}, input_zp={in_zp}",
+    )
+    ctx.error_if(
+        out_t.name != "i8" and (out_t.name != "i16" or not out_uns) and out_zp != 0,
+        OUT_ZP_CLAUSE,
+        f"out_t={out_t}, output_unsigned={out_uns}, output_zp={out_zp}",
+    )
+    ctx.error_if(
+        in_t.name == "i16" and in_uns and in_zp not in (0, 32768),
+        IN_ZP16_CLAUSE,
+        f"input_zp={in_zp}",
+    )
+    ctx.error_if(
+        out_t.name == "i16" and out_uns and out_zp not in (0, 32768),
+        OUT_ZP16_CLAUSE,
+        f"output_zp={out_zp}",
+    )
+    ctx.error_if(scale32 and in_t.name == "i48", SCALE32_I48_CLAUSE)
+    ctx.error_if(not scale32 and double_round, DOUBLE_ROUND_CLAUSE)
+    ctx.error_if(in_uns and out_uns, BOTH_UNSIGNED_CLAUSE)
+    ctx.error_if(out_t.name == "i32" and in_uns, OUT_I32_IN_UNSIGNED_CLAUSE)
+    ctx.error_if(in_t.name == "i32" and out_uns, IN_I32_OUT_UNSIGNED_CLAUSE)
+    ctx.error_if(in_t.name == "i48" and out_uns, IN_I48_OUT_UNSIGNED_CLAUSE)
+    rank = len(ctx.input_tensor("input").shape)
+    ctx.error_if(flags["per_channel"] and rank < 1, PER_CHANNEL_RANK_CLAUSE, f"rank={rank}")
+    # Reading an i32/i48 input, or writing an i32 output, as unsigned needs an unsigned
+    # form of that type (zero_extend of the value, minimum_u/maximum_u<out_t>), which
+    # make_unsigned refuses: only 8- and 16-bit values may be unsigned.
+    ctx.error_if(in_uns and in_t.name not in ("i8", "i16"), MAKE_UNSIGNED_CLAUSE, f"input {in_t}")
+    ctx.error_if(
+        out_uns and out_t.name not in ("i8", "i16"), MAKE_UNSIGNED_CLAUSE, f"output {out_t}"
+    )
+
+
+def _channel_params(
+    ctx: OpContext, shape: tuple[int, ...], per_channel: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """multiplier[c] and shift[c] for every element, as views broadcastable to shape."""
+    multiplier = ar.as_int(ctx.arg("multiplier")).reshape(-1)
+    shift = ar.as_int(ctx.arg("shift")).reshape(-1)
+    nc = multiplier.size
+    # The arguments' declaration: NC = shape[rank(shape)-1] if per_channel else 1.
+    want = shape[-1] if per_channel else 1
+    ctx.error_if(
+        nc != want,
+        INPUTS_CLAUSE,
+        f"multiplier/shift have NC={nc}, "
+        f"{'per_channel needs shape[rank-1]' if per_channel else 'per-tensor needs 1'}={want}",
+    )
+    if per_channel:
+        lead = (1,) * (len(shape) - 1)
+        return multiplier.reshape(*lead, nc), shift.reshape(*lead, nc)
+    return multiplier[0], shift[0]
+
+
+def _scale_32(
+    value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, double_round: bool
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """apply_scale_32 and its REQUIREs.  |value * multiplier| <= 2**62 and the rounding
+    term is below 2**62, so int64 holds every intermediate."""
+    ok_mult = multiplier >= 0
+    ok_shift = (shift >= 2) & (shift <= 62)
+    s = np.where(ok_shift, shift, 2)  # placeholder where the REQUIRE already failed
+    half = np.left_shift(np.int64(1), s - 1)
+    ok_value = (value >= -half) & (value < half)
+    round_ = np.broadcast_to(half, np.broadcast_shapes(value.shape, half.shape))
+    if double_round:
+        # Round twice as a 31-bit shift followed by the rest would: bias by 2**30
+        # away from zero when the shift exceeds 31.
+        bias = np.where(value >= 0, 1 << 30, -(1 << 30))
+        round_ = round_ + np.where(s > 31, bias, 0)
+    # Where a REQUIRE failed the value is replaced so that nothing overflows; the
+    # caller reports the REQUIRE before this result is used.
+    safe_value = np.where(ok_value, value, 0)
+    result = np.right_shift(safe_value * multiplier + round_, s)
+    checks = [(MULTIPLIER_CLAUSE, ok_mult), (SHIFT_CLAUSE, ok_shift), (VALUE_CLAUSE, ok_value)]
+    return ar.wrap(result, 32), checks
+
+
+def _scale_16(
+    value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """apply_scale_16 and its REQUIREs.  |value| <= 2**47 and |multiplier| <= 2**15, so
+    the product and rounding term stay below 2**63."""
+    ok_mult = multiplier >= 0
+    ok_shift = (shift >= 2) & (shift <= 62)
+    s = np.where(ok_shift, shift, 2)
+    result = np.right_shift(value * multiplier + np.left_shift(np.int64(1), s - 1), s)
+    ok_result = (result >= I32_MIN) & (result <= I32_MAX)
+    checks = [
+        (MULTIPLIER_CLAUSE, ok_mult),
+        (SHIFT_CLAUSE, ok_shift),
+        (SCALE16_RESULT_CLAUSE, ok_result),
+    ]
+    return np.where(ok_result, result, 0), checks
+
+
+@implements("RESCALE")
+def rescale(ctx: OpContext) -> Result:
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    names = ("scale32", "double_round", "per_channel", "input_unsigned", "output_unsigned")
+    flags = {n: bool(ctx.attr(n, False)) for n in names}
+    in_uns, out_uns = flags["input_unsigned"], flags["output_unsigned"]
+    in_zp = _zero_point(ctx, "input_zp", in_t, in_uns)
+    out_zp = _zero_point(ctx, "output_zp", out_t, out_uns)
+    _check_rules(ctx, in_t, out_t, flags, in_zp, out_zp)
+    x = np.asarray(ctx.arg("input"))
+    shape = tuple(x.shape)
+    multiplier, shift = _channel_params(ctx, shape, flags["per_channel"])
+
+    raw = ar.as_int(x)
+    # zero_extend<int48_t> reads the stored bits as unsigned; sign_extend keeps the value.
+    value = (raw & ((1 << in_t.bits) - 1) if in_uns else raw) - in_zp
+    if flags["scale32"]:
+        result, checks = _scale_32(value, multiplier, shift, flags["double_round"])
+    else:
+        result, checks = _scale_16(value, multiplier, shift)
+    result = result + out_zp
+    checks.append((ADD_ZP_CLAUSE, (result >= I32_MIN) & (result <= I32_MAX)))
+    shown = {"value": value, "multiplier": multiplier, "shift": shift}
+    ar.require_each(ctx, shape, checks, shown)
+
+    if out_uns:
+        # apply_clip_u to [minimum_u, maximum_u] of the output type, compared as values
+        # (a negative result clips to 0); static_cast<out_t> then stores the low bits.
+        clipped = np.clip(result, 0, (1 << out_t.bits) - 1)
+        return {"output": ar.wrap(clipped, out_t.bits)}
+    return {"output": np.clip(result, out_t.min, out_t.max)}
