@@ -40,6 +40,14 @@ class CaseSpec:
     rule_broken: str | None = None  # the clause an error case breaks / the limit a level case hits
     strategy: str = ""
 
+    def __repr__(self) -> str:
+        # Hypothesis prints drawn examples; tensors would make that slow and unreadable.
+        shapes = ", ".join(f"{t.name}{list(t.shape)}:{t.dtype}" for t in self.inputs)
+        return f"CaseSpec({self.operator} [{self.mode}] {self.kind}: {shapes})"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # Hypothesis's printer
+        p.text(repr(self))
+
     def build(self, spec: Spec) -> Case:
         builder = GraphBuilder(spec, strict=self.kind == "valid")
         block = builder.block()
@@ -86,6 +94,14 @@ class Case:
     data_set: int = -1
     strategy: str = ""
     operators: list[str] = field(default_factory=list)  # every operator, for graphs
+
+    def __repr__(self) -> str:
+        main = self.graph.main
+        shapes = ", ".join(f"{n}{list(main.tensors[n].shape)}" for n in main.inputs)
+        return f"Case({self.describe()}: {shapes})"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # Hypothesis's printer
+        p.text(repr(self))
 
     def describe(self) -> str:
         what = f"{self.operator} [{self.mode}]"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from conformance import __version__
 from conformance.claims import DEFAULT_LEVEL, Claim, ClaimError, make_claim
 from conformance.spec import Spec, SpecError, load_spec
+from vectors.pack_errors import PackError
 
 
 class UsageError(Exception):
@@ -44,7 +45,7 @@ def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from conformance.cli import spec_cmd
+    from conformance.cli import generate_cmd, pack_cmd, spec_cmd
 
     parser = argparse.ArgumentParser(
         prog="tosa-conformance",
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    generate_cmd.register(sub)
+    pack_cmd.register(sub)
     spec_cmd.register(sub)
     return parser
 
@@ -68,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         spec = load_spec(args.spec)
         return int(args.run(spec, args) or 0)
-    except (SpecError, ClaimError, UsageError) as exc:
+    except (SpecError, ClaimError, UsageError, PackError) as exc:
         print(f"tosa-conformance: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head

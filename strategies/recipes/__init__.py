@@ -35,6 +35,9 @@ class RecipeContext:
     level: Level
     budget: Budget
     data_set: int | None = None  # None: the recipe may choose; else the Appendix A set
+    # Level cases: every rank drawn through rank_range() is its upper bound (the level's
+    # MAX_RANK where the argument allows it), whatever cap the recipe asks for.
+    force_max_rank: bool = False
 
     @property
     def name(self) -> str:
@@ -63,6 +66,8 @@ class RecipeContext:
         if r is None:
             raise KeyError(f"{self.name} argument {arg_name} has no rank bounds")
         lo, hi = r
+        if self.force_max_rank:
+            return hi, hi
         if cap is not None:
             hi = max(lo, min(hi, cap))
         return lo, hi

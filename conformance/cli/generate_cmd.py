@@ -1,0 +1,95 @@
+"""``tosa-conformance generate``: a vector pack for a claim."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
+from conformance.generate import (
+    DEFAULT_EXAMPLES,
+    Options,
+    ProgressBar,
+    default_jobs,
+    generate,
+    summarize,
+)
+from conformance.spec import Spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "generate",
+        help="generate a vector pack for a claim",
+        description="Generate a deterministic vector pack covering every (operator, mode) "
+        "pair the claim requires: valid vectors with their expected results and compliance "
+        "bounds, and must-fail vectors that each break one ERROR_IF.",
+    )
+    add_claim_arguments(p)
+    p.add_argument("-o", "--output", required=True, metavar="PACK", help="pack folder to write")
+    p.add_argument("--ops", metavar="REGEX", help="only operators whose name matches fully")
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"valid vectors per (operator, mode) pair (default {DEFAULT_EXAMPLES})",
+    )
+    p.add_argument(
+        "--negative",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also write must-fail vectors (default: yes)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="pack seed (default 0)")
+    p.add_argument("--jobs", type=int, default=default_jobs(), metavar="N", help="worker processes")
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        metavar="N",
+        help="largest tensor, in elements (default: the strategies' budget, 4096)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=_run)
+
+
+def _run(spec: Spec, args: argparse.Namespace) -> int:
+    claim = claim_from_args(spec, args)
+    if args.examples < 1:
+        raise UsageError("--examples must be at least 1")
+    if args.max_elements is not None and args.max_elements < 1:
+        raise UsageError("--max-elements must be at least 1")
+    if args.ops:
+        import re
+
+        try:
+            pattern = re.compile(args.ops)
+        except re.error as exc:
+            raise UsageError(f"--ops {args.ops!r} is not a regular expression: {exc}") from None
+        if not any(pattern.fullmatch(op) for op in spec.operators):
+            raise UsageError(f"--ops {args.ops!r} matches no operator; see 'spec ops'")
+    out = Path(args.output)
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} exists and is not empty; choose a new folder for the pack")
+    options = Options(
+        examples=args.examples,
+        negative=args.negative,
+        max_elements=args.max_elements,
+        ops=args.ops,
+    )
+    result = generate(
+        spec,
+        claim,
+        out,
+        options=options,
+        seed=args.seed,
+        jobs=args.jobs,
+        spec_path=args.spec,
+        progress=ProgressBar(enabled=not args.quiet),
+    )
+    for line in summarize(result):
+        print(line)
+    for problem in result.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return 0

@@ -1,0 +1,103 @@
+"""`tosa-conformance generate`: deterministic packs that verify, and clear errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.cli.main import main
+from vectors.pack import verify_pack
+
+OPS = "ADD|SUB"
+
+
+@pytest.fixture(scope="module")
+def packs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    base = tmp_path_factory.mktemp("packs")
+    one, two, other = base / "one", base / "two", base / "other"
+    common = ["generate", "--profile", "MI", "--ops", OPS, "--examples", "2", "--quiet"]
+    assert main([*common, "-o", str(one), "--jobs", "1"]) == 0
+    assert main([*common, "-o", str(two), "--jobs", "2"]) == 0
+    assert main([*common, "-o", str(other), "--jobs", "1", "--seed", "7"]) == 0
+    return one, two, other
+
+
+def _index(pack: Path) -> dict:
+    return json.loads((pack / "pack.json").read_text())
+
+
+def test_same_seed_same_pack_whatever_the_jobs(packs) -> None:
+    one, two, _ = packs
+    assert (one / "pack.json").read_bytes() == (two / "pack.json").read_bytes()
+    for entry in _index(one)["vectors"]:
+        for name in entry["files"]:
+            a = (one / entry["name"] / name).read_bytes()
+            assert a == (two / entry["name"] / name).read_bytes(), f"{entry['name']}/{name}"
+
+
+def test_another_seed_another_pack(packs) -> None:
+    one, _, other = packs
+    assert _index(one)["pack_sha256"] != _index(other)["pack_sha256"]
+    assert _index(other)["seed"] == 7
+
+
+def test_pack_covers_each_pair_with_valid_error_and_level_vectors(packs) -> None:
+    index = _index(packs[0])
+    pairs = {(v["operator"], v["mode"]) for v in index["vectors"]}
+    # MI requires ADD and SUB in signed 32, fp16, fp32 (BI's signed 32 included)
+    assert pairs == {(op, m) for op in ("ADD", "SUB") for m in ("signed 32", "fp16", "fp32")}
+    kinds = {(v["operator"], v["mode"], v["kind"]) for v in index["vectors"]}
+    for op, mode in pairs:
+        assert {(op, mode, k) for k in ("valid", "error", "level")} <= kinds
+    assert index["claim"] == {"profiles": ["MI"], "extensions": [], "level": "8K"}
+
+
+def test_error_vectors_name_the_rule(packs) -> None:
+    pack = packs[0]
+    for entry in _index(pack)["vectors"]:
+        desc = json.loads((pack / entry["name"] / "desc.json").read_text())
+        if entry["kind"] == "error":
+            assert desc["expected_failure"] is True
+            assert desc["rule"]["kind"] == "ERROR_IF"
+            assert desc["provenance"]["rule_broken"] == desc["rule"]["clause"]
+        elif entry["kind"] == "level":
+            assert desc["rule"]["kind"] == "LEVEL_CHECK" and not desc["expected_failure"]
+        else:
+            assert desc["expected"] and not desc["expected_failure"]
+
+
+def test_verify_pack_passes_then_fails_on_one_flipped_byte(packs, tmp_path: Path) -> None:
+    import shutil
+
+    pack = tmp_path / "copy"
+    shutil.copytree(packs[0], pack)
+    assert verify_pack(pack) == []
+    victim = next(p for p in sorted(pack.rglob("input-0.npy")))
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 0x01
+    victim.write_bytes(bytes(data))
+    problems = verify_pack(pack)
+    assert problems and any(victim.parent.name in p and "input-0.npy" in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--profile", "BI", "--ops", "NOPE"], "matches no operator"),
+        (["--profile", "BI", "--ops", "("], "is not a regular expression"),
+        (["--profile", "BI", "--examples", "0"], "--examples must be at least 1"),
+        (["--profile", "XX"], "unknown profile 'XX'"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(capsys, tmp_path: Path, argv, message) -> None:
+    code = main(["generate", *argv, "-o", str(tmp_path / "p"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_refuses_a_non_empty_output(capsys, tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "x").write_text("keep me")
+    code = main(["generate", "--profile", "BI", "--ops", "ADD", "-o", str(tmp_path / "p")])
+    assert code == 2 and "is not empty" in capsys.readouterr().err
+    assert (tmp_path / "p" / "x").read_text() == "keep me"

@@ -1,0 +1,277 @@
+"""Tensor files of a vector pack: ``.npy`` encodings readable by plain numpy.
+
+Each TOSA element type has one *interchange* numpy dtype, chosen so that a backend in
+any language (or numpy without ml_dtypes) can read and write the files:
+
+* bool -> ``|b1`` (bytes must be 0 or 1)
+* i4, i8 -> ``|i1`` (i4 values limited to -7..7)
+* i16 -> ``<i2``; i32 -> ``<i4``
+* i48, shape -> ``<i8`` (i48 values limited to +-(2**47 - 1))
+* fp16 -> ``<f2``; fp32 -> ``<f4``
+* bf16, fp8e4m3, fp8e5m2 -> ``<f4``, widened exactly; on reading, every value must be
+  one of the narrow type (a NaN reads back as a NaN of the same sign; NaN payloads are
+  not guaranteed to survive)
+
+Expected results of floating-point outputs and bound tensors are float64 (``<f8``):
+the reference result is computed in fp64 and must not be rounded before the check.
+
+Writing is byte-deterministic: arrays are made C-contiguous and little-endian, and the
+header is numpy's format version 1.0, whose text is fixed by (dtype, shape).  Reading
+checks everything a corrupt or foreign file could get wrong and raises
+:class:`~vectors.pack_errors.PackError` naming the file: missing, not an ``.npy``,
+truncated, trailing bytes, wrong dtype, wrong shape, values outside the type.
+
+The ``encode_*``/``decode_*`` functions work on bytes (a zipped pack is read from
+memory); ``save_*``/``load_*`` are the same on files.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from conformance.dtypes import DType
+from vectors.pack_errors import PackError, one_line
+
+__all__ = [
+    "decode_array",
+    "decode_bound",
+    "decode_expected",
+    "encode_array",
+    "encode_bound",
+    "encode_expected",
+    "expected_dtype",
+    "interchange_dtype",
+    "load_array",
+    "load_bound",
+    "load_expected",
+    "save_array",
+    "save_bound",
+    "save_expected",
+]
+
+Shape = Sequence[int]
+
+# Little-endian explicitly: np.save writes native byte order, which would make the
+# bytes (and the pack hashes) depend on the machine that generated the pack.
+_INTERCHANGE: dict[str, np.dtype] = {
+    "bool": np.dtype("|b1"),
+    "i4": np.dtype("|i1"),
+    "i8": np.dtype("|i1"),
+    "i16": np.dtype("<i2"),
+    "i32": np.dtype("<i4"),
+    "i48": np.dtype("<i8"),
+    "shape": np.dtype("<i8"),
+    "fp16": np.dtype("<f2"),
+    "fp32": np.dtype("<f4"),
+    "bf16": np.dtype("<f4"),
+    "fp8e4m3": np.dtype("<f4"),
+    "fp8e5m2": np.dtype("<f4"),
+}
+_FLOAT64 = np.dtype("<f8")
+# Types held in a storage dtype plain numpy cannot save (ml_dtypes' bfloat16 saves as
+# an opaque "<V2"); they travel as float32, which holds every one of their values.
+_WIDENED = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_NPY_VERSION = (1, 0)  # pinned: numpy's default may change, the bytes must not
+
+
+def interchange_dtype(dtype: DType) -> np.dtype:
+    """The numpy dtype a tensor of TOSA type ``dtype`` has in an ``.npy`` file."""
+    try:
+        return _INTERCHANGE[dtype.name]
+    except KeyError:
+        raise ValueError(f"no .npy encoding for TOSA type {dtype.name!r}") from None
+
+
+def expected_dtype(dtype: DType) -> np.dtype:
+    """The dtype of an expected-result file for an output of type ``dtype``."""
+    return _FLOAT64 if dtype.is_float else interchange_dtype(dtype)
+
+
+# ----------------------------------------------------------------------------- encode
+
+
+def encode_array(array: np.ndarray, dtype: DType, *, source: str = "<array>") -> bytes:
+    """A tensor held in ``dtype``'s storage type, as ``.npy`` bytes."""
+    arr = np.asarray(array)
+    if arr.dtype != dtype.storage:
+        raise PackError(
+            f"{source}: array has dtype {arr.dtype}, but {dtype.name} tensors are held in "
+            f"{dtype.storage}"
+        )
+    _check_values(arr, dtype, source)  # never write a file the reader would reject
+    wide = arr.astype(np.float32) if dtype.name in _WIDENED else arr
+    return _encode(wide, interchange_dtype(dtype))
+
+
+def encode_expected(array: np.ndarray, dtype: DType, *, source: str = "<array>") -> bytes:
+    """An expected result: fp64 for floating-point outputs, storage type otherwise."""
+    if not dtype.is_float:
+        return encode_array(array, dtype, source=source)
+    arr = np.asarray(array)
+    if arr.dtype != np.float64:
+        # The reference result is exact in fp64; anything narrower was already rounded.
+        raise PackError(
+            f"{source}: expected result of a {dtype.name} output must be float64 "
+            f"(the fp64 reference), got {arr.dtype}"
+        )
+    return _encode(arr, _FLOAT64)
+
+
+def encode_bound(array: np.ndarray, *, source: str = "<array>") -> bytes:
+    """A bound tensor, as float64 (widening any float array is exact)."""
+    arr = np.asarray(array)
+    if arr.dtype.kind != "f":
+        raise PackError(f"{source}: bound tensor must be floating-point, got {arr.dtype}")
+    return _encode(arr.astype(np.float64), _FLOAT64)
+
+
+def _encode(arr: np.ndarray, want: np.dtype) -> bytes:
+    out = io.BytesIO()
+    # C order makes the header say fortran_order False.  Not np.ascontiguousarray: it
+    # turns a rank-0 tensor into shape (1,).
+    data = np.asarray(arr, dtype=want, order="C")
+    np.lib.format.write_array(out, data, version=_NPY_VERSION, allow_pickle=False)
+    return out.getvalue()
+
+
+# ----------------------------------------------------------------------------- decode
+
+
+def decode_array(
+    data: bytes, dtype: DType, *, source: str = "<bytes>", shape: Shape | None = None
+) -> np.ndarray:
+    """The tensor in ``.npy`` bytes, converted back to ``dtype``'s storage type."""
+    arr = _decode(data, interchange_dtype(dtype), source, shape, dtype.name)
+    if dtype.name in _WIDENED:
+        return _narrow(arr, dtype, source)
+    out = arr.astype(dtype.storage)
+    _check_values(out, dtype, source)
+    return out
+
+
+def decode_expected(
+    data: bytes, dtype: DType, *, source: str = "<bytes>", shape: Shape | None = None
+) -> np.ndarray:
+    """An expected-result file for an output of type ``dtype``."""
+    if not dtype.is_float:
+        return decode_array(data, dtype, source=source, shape=shape)
+    return _decode(data, _FLOAT64, source, shape, f"an expected {dtype.name} result")
+
+
+def decode_bound(data: bytes, *, source: str = "<bytes>", shape: Shape | None = None) -> np.ndarray:
+    return _decode(data, _FLOAT64, source, shape, "a bound")
+
+
+def _decode(data: bytes, want: np.dtype, source: str, shape: Shape | None, what: str) -> np.ndarray:
+    if not data.startswith(np.lib.format.MAGIC_PREFIX):
+        raise PackError(f"{source}: not an .npy file (no \\x93NUMPY magic)")
+    fp = io.BytesIO(data)
+    try:
+        arr = np.lib.format.read_array(fp, allow_pickle=False)
+    except (ValueError, EOFError, OSError) as exc:
+        # numpy says "EOF: reading array data, expected 24 bytes got 10" for truncation.
+        raise PackError(one_line(f"{source}: not a readable .npy file: {exc}")) from None
+    if fp.tell() != len(data):
+        raise PackError(
+            f"{source}: {len(data) - fp.tell()} trailing bytes after the array data "
+            "(not a well-formed .npy file)"
+        )
+    # Byte order is not part of the value: accept a big-endian file of the right type.
+    if arr.dtype.kind != want.kind or arr.dtype.itemsize != want.itemsize:
+        raise PackError(
+            f"{source}: wrong dtype: file holds {_describe(arr.dtype)}, expected "
+            f"{_describe(want)} for {what}"
+        )
+    if shape is not None and tuple(arr.shape) != tuple(shape):
+        raise PackError(
+            f"{source}: wrong shape: file holds {list(arr.shape)}, expected {list(shape)}"
+        )
+    return np.asarray(arr, dtype=want.newbyteorder("="), order="C")
+
+
+def _narrow(wide: np.ndarray, dtype: DType, source: str) -> np.ndarray:
+    """float32 values back to a narrow float type, refusing any the type cannot hold."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        narrow = wide.astype(dtype.storage)
+        back = narrow.astype(np.float32)
+    # A value belongs to the type if it converts back unchanged; NaN counts as NaN
+    # (payloads are not meaningful in TOSA), and the sign of zeros and NaNs must survive.
+    same = (back == wide) | (np.isnan(back) & np.isnan(wide))
+    same &= np.signbit(back) == np.signbit(wide)
+    if not np.all(same):
+        bad = np.argwhere(~same)
+        first = tuple(int(i) for i in bad[0])
+        raise PackError(
+            f"{source}: {len(bad)} element(s) not a {dtype.name} value, first at "
+            f"{list(first)}: {float(wide[first])!r}"
+        )
+    return narrow
+
+
+def _check_values(arr: np.ndarray, dtype: DType, source: str) -> None:
+    if dtype.kind == "bool":
+        # numpy reads any byte into a bool array; only 0 and 1 are booleans.
+        raw = arr.view(np.uint8)
+        if np.any(raw > 1):
+            first = tuple(int(i) for i in np.argwhere(raw > 1)[0])
+            raise PackError(
+                f"{source}: bool element at {list(first)} is byte {int(raw[first])}, not 0 or 1"
+            )
+        return
+    if dtype.kind not in ("int", "shape"):
+        return
+    lo, hi = int(dtype.min or 0), int(dtype.max or 0)
+    if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
+        bad = np.argwhere((arr < lo) | (arr > hi))
+        first = tuple(int(i) for i in bad[0])
+        raise PackError(
+            f"{source}: {len(bad)} element(s) out of range for {dtype.name} ({lo}..{hi}), "
+            f"first at {list(first)}: {int(arr[first])}"
+        )
+
+
+def _describe(dt: np.dtype) -> str:
+    return f"{dt.name} ({dt.str})"
+
+
+# ----------------------------------------------------------------------------- files
+
+PathLike = str | os.PathLike[str]
+
+
+def save_array(path: PathLike, array: np.ndarray, dtype: DType) -> None:
+    Path(path).write_bytes(encode_array(array, dtype, source=os.fspath(path)))
+
+
+def load_array(path: PathLike, dtype: DType, shape: Shape | None = None) -> np.ndarray:
+    return decode_array(_read(path), dtype, source=os.fspath(path), shape=shape)
+
+
+def save_expected(path: PathLike, array: np.ndarray, dtype: DType) -> None:
+    Path(path).write_bytes(encode_expected(array, dtype, source=os.fspath(path)))
+
+
+def load_expected(path: PathLike, dtype: DType, shape: Shape | None = None) -> np.ndarray:
+    return decode_expected(_read(path), dtype, source=os.fspath(path), shape=shape)
+
+
+def save_bound(path: PathLike, array: np.ndarray) -> None:
+    Path(path).write_bytes(encode_bound(array, source=os.fspath(path)))
+
+
+def load_bound(path: PathLike, shape: Shape | None = None) -> np.ndarray:
+    return decode_bound(_read(path), source=os.fspath(path), shape=shape)
+
+
+def _read(path: PathLike) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise PackError(f"{os.fspath(path)}: missing") from None
+    except OSError as exc:
+        raise PackError(one_line(f"{os.fspath(path)}: cannot read: {exc.strerror}")) from None

@@ -1,0 +1,282 @@
+"""Read one vector folder back, checking every file against pack.json, desc.json and
+the graph.
+
+:func:`read_vector` collects *all* the problems it finds rather than stopping at the
+first, because ``verify-pack`` must list everything wrong with a pack in one run.
+Each problem is one line that starts with ``<vector>/<file>``.  Checks that depend on
+a file that is already known to be broken are skipped, so one fault is not reported
+five times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from conformance.dtypes import DType, dtype
+from conformance.graph import Block, Graph
+from reference.compliance.descriptor import ComplianceDescriptor
+from vectors import npy, pack_json
+from vectors.flatbuffer import FlatbufferError, deserialize
+from vectors.pack_errors import PackError
+from vectors.pack_model import Check, LoadedVector, PackEntry, Provenance, Requirements
+from vectors.pack_write import (
+    DESC,
+    bound_file,
+    expected_file,
+    input_file,
+    result_file,
+    rule_text,
+)
+
+# A file's bytes, None when the pack does not have it; PackError when it cannot be read.
+Fetch = Callable[[str], bytes | None]
+
+
+@dataclass
+class VectorReport:
+    loaded: LoadedVector | None  # None when there are problems
+    problems: list[str] = field(default_factory=list)
+
+
+def read_vector(entry: PackEntry, fetch: Fetch) -> VectorReport:
+    """Check and load the vector ``entry`` names; ``fetch`` reads its folder's files."""
+    reader = _Reader(entry, fetch)
+    loaded = reader.run()
+    return VectorReport(loaded if not reader.problems else None, reader.problems)
+
+
+class _Reader:
+    def __init__(self, entry: PackEntry, fetch: Fetch) -> None:
+        self.entry = entry
+        self.name = entry.name
+        self.fetch = fetch
+        self.problems: list[str] = []
+        self.data: dict[str, bytes] = {}  # files present and readable
+
+    def fail(self, file: str, message: str) -> None:
+        self.problems.append(f"{self.name}/{file}: {message}")
+
+    def fail_error(self, exc: Exception) -> None:
+        # npy/flatbuffer/json messages already start with "<vector>/<file>: ".
+        self.problems.append(str(exc))
+
+    # ------------------------------------------------------------------ steps
+
+    def run(self) -> LoadedVector | None:
+        self._read_listed_files()
+        desc = self._desc()
+        if desc is None:
+            return None
+        self._check_entry(desc)
+        self._check_layout(desc)
+        graph = self._graph(desc)
+        if graph is not None:
+            self._check_against_graph(desc, graph)
+        inputs = self._inputs(desc)
+        expected, checks = self._expected(desc)
+        if self.problems or graph is None:
+            return None
+        return LoadedVector(
+            name=desc["name"],
+            operator=desc["operator"],
+            mode=desc["mode"],
+            kind=desc["kind"],
+            graph=graph,
+            inputs=inputs,
+            expected=expected,
+            checks=checks,
+            requirements=Requirements.from_json(desc["requirements"]),
+            provenance=Provenance.from_json(desc["provenance"]),
+            rule=desc["rule"],
+            data_set=desc["data_set"],
+            desc=desc,
+            result_files=dict(zip(desc["ofm_name"], desc["ofm_file"], strict=True)),
+        )
+
+    def _read_listed_files(self) -> None:
+        for file, want in sorted(self.entry.files.items()):
+            try:
+                data = self.fetch(file)
+            except PackError as exc:
+                self.fail_error(exc)
+                continue
+            if data is None:
+                self.fail(file, "missing (pack.json lists it)")
+                continue
+            got = pack_json.sha256(data)
+            if got != want:
+                self.fail(
+                    file,
+                    f"sha256 mismatch: pack.json records {want[:16]}..., the file has "
+                    f"{got[:16]}... ({len(data)} bytes)",
+                )
+            # Still parsed below: the hash says *that* it changed, parsing says *how*.
+            self.data[file] = data
+
+    def _desc(self) -> dict[str, Any] | None:
+        data = self.data.get(DESC)
+        if data is None:
+            return None  # missing: already reported
+        source = f"{self.name}/{DESC}"
+        try:
+            desc = pack_json.loads(data, source)
+        except PackError as exc:
+            self.fail_error(exc)
+            return None
+        problems = pack_json.schema_problems(desc, "desc", source)
+        if problems:
+            self.problems.extend(problems)
+            return None
+        return dict(desc)
+
+    def _check_entry(self, desc: dict[str, Any]) -> None:
+        for key in ("name", "operator", "mode", "kind"):
+            listed = getattr(self.entry, key)
+            if desc[key] != listed:
+                self.fail(DESC, f"{key} is {desc[key]!r}, but pack.json says {listed!r}")
+
+    def _check_layout(self, desc: dict[str, Any]) -> None:
+        """The file names and list lengths desc.json must have, graph aside."""
+        ins, exps = desc["inputs"], desc["expected"]
+        _expect_list(self, "ifm_file", desc["ifm_file"], [input_file(k) for k in range(len(ins))])
+        _expect_list(self, "ifm_name", desc["ifm_name"], [i["name"] for i in ins])
+        _expect_list(self, "inputs[].file", [i["file"] for i in ins], desc["ifm_file"])
+        n_out = len(desc["ofm_name"])
+        _expect_list(self, "ofm_file", desc["ofm_file"], [result_file(k) for k in range(n_out)])
+        if desc["kind"] == "valid":
+            _expect_list(self, "expected[].name", [e["name"] for e in exps], desc["ofm_name"])
+        for k, e in enumerate(exps):
+            if e["file"] != expected_file(k):
+                self.fail(DESC, f"expected[{k}].file is {e['file']!r}, not {expected_file(k)!r}")
+            if e["bound_file"] not in (None, bound_file(k)):
+                self.fail(
+                    DESC, f"expected[{k}].bound_file is {e['bound_file']!r}, not {bound_file(k)!r}"
+                )
+        if desc["kind"] == "error" and desc["expected_failure_desc"] != rule_text(desc["rule"]):
+            self.fail(DESC, "expected_failure_desc does not state the rule")
+        referenced = {DESC, desc["tosa_file"], *desc["ifm_file"]}
+        referenced |= {e["file"] for e in exps} | {e["bound_file"] for e in exps if e["bound_file"]}
+        for file in sorted(referenced - set(self.entry.files)):
+            self.fail(file, "desc.json refers to it, but pack.json does not list it")
+        for file in sorted(set(self.entry.files) - referenced):
+            self.fail(file, "pack.json lists it, but desc.json does not refer to it")
+
+    def _graph(self, desc: dict[str, Any]) -> Graph | None:
+        file = desc["tosa_file"]
+        data = self.data.get(file)
+        if data is None:
+            return None
+        try:
+            graph = deserialize(data, source=f"{self.name}/{file}")
+        except FlatbufferError as exc:
+            self.fail_error(exc)
+            return None
+        if not graph.regions or not graph.regions[0].blocks:
+            self.fail(file, "the graph has no blocks, so no entry block")
+            return None
+        return graph
+
+    def _check_against_graph(self, desc: dict[str, Any], graph: Graph) -> None:
+        main = graph.main
+        _expect_list(self, "ifm_name", desc["ifm_name"], list(main.inputs), "the graph's inputs")
+        _expect_list(self, "ofm_name", desc["ofm_name"], list(main.outputs), "the graph's outputs")
+        for what, items in (("inputs", desc["inputs"]), ("expected", desc["expected"])):
+            for k, item in enumerate(items):
+                self._check_tensor(f"{what}[{k}]", item, main)
+        ops = {op.op for block in graph.blocks() for op in block.operators}
+        if desc["operator"] not in ops:
+            self.fail(DESC, f"operator {desc['operator']} does not occur in the graph")
+
+    def _check_tensor(self, where: str, item: dict[str, Any], main: Block) -> None:
+        t = main.tensors.get(item["name"])
+        if t is None:
+            self.fail(DESC, f"{where}: the graph has no tensor {item['name']!r}")
+            return
+        if item["dtype"] != t.dtype.name:
+            self.fail(
+                DESC,
+                f"{where}: dtype {item['dtype']}, but the graph's tensor "
+                f"{t.name!r} is {t.dtype.name}",
+            )
+        if item["shape"] != list(t.shape):
+            self.fail(
+                DESC,
+                f"{where}: shape {item['shape']}, but the graph's tensor "
+                f"{t.name!r} has {list(t.shape)}",
+            )
+
+    def _inputs(self, desc: dict[str, Any]) -> dict[str, np.ndarray]:
+        out = {}
+        for item in desc["inputs"]:
+            arr = self._array(item["file"], npy.decode_array, dtype(item["dtype"]), item["shape"])
+            if arr is not None:
+                out[item["name"]] = arr
+        return out
+
+    def _expected(self, desc: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Check]]:
+        expected: dict[str, np.ndarray] = {}
+        checks: dict[str, Check] = {}
+        for k, item in enumerate(desc["expected"]):
+            dt = dtype(item["dtype"])
+            arr = self._array(item["file"], npy.decode_expected, dt, item["shape"])
+            if arr is not None:
+                expected[item["name"]] = arr
+            bound = None
+            if item["bound_file"] is not None:
+                bound = self._array(item["bound_file"], _decode_bound, dt, item["shape"])
+            descriptor = self._descriptor(k, item, dt)
+            if descriptor is not None or item["compliance"] is None:
+                checks[item["name"]] = Check(descriptor, bound)
+        return expected, checks
+
+    def _descriptor(self, k: int, item: dict[str, Any], dt: DType) -> ComplianceDescriptor | None:
+        raw = item["compliance"]
+        if raw is None:
+            if item["bound_file"] is not None:
+                self.fail(DESC, f"expected[{k}] has a bound_file but no compliance descriptor")
+            return None
+        try:
+            descriptor = ComplianceDescriptor.from_json(raw)
+        except ValueError as exc:
+            self.fail(DESC, f"expected[{k}].compliance: {exc}")
+            return None
+        if descriptor.dtype is not dt:
+            self.fail(
+                DESC, f"expected[{k}].compliance is for {descriptor.dtype}, the output is {dt}"
+            )
+        if descriptor.needs_bound != (item["bound_file"] is not None):
+            need = "needs a bound_file" if descriptor.needs_bound else "takes no bound_file"
+            self.fail(DESC, f"expected[{k}]: compliance mode {descriptor.mode.value} {need}")
+        return descriptor
+
+    def _array(
+        self,
+        file: str,
+        decode: Callable[..., np.ndarray],
+        dt: DType,
+        shape: list[int],
+    ) -> np.ndarray | None:
+        data = self.data.get(file)
+        if data is None:
+            return None
+        try:
+            arr: np.ndarray = decode(data, dt, source=f"{self.name}/{file}", shape=shape)
+        except PackError as exc:
+            self.fail_error(exc)
+            return None
+        return arr
+
+
+def _decode_bound(data: bytes, _dt: DType, *, source: str, shape: list[int]) -> np.ndarray:
+    return npy.decode_bound(data, source=source, shape=shape)
+
+
+def _expect_list(
+    reader: _Reader, key: str, got: list[str], want: list[str], what: str | None = None
+) -> None:
+    if got != want:
+        reader.fail(DESC, f"{key} is {got}, expected {what + ' ' if what else ''}{want}")
