@@ -1,0 +1,85 @@
+"""Backends: the implementations the runner checks.
+
+``get_backend("NAME[:ARGUMENT]")`` makes one: built-in names first, then factories
+registered under the entry-point group ``tosa_conformance.backends``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from importlib.metadata import entry_points
+
+from conformance.backends.base import Backend, BackendError, BackendResult
+
+__all__ = ["BUILTIN", "Backend", "BackendError", "BackendResult", "available", "get_backend"]
+
+ENTRY_POINT_GROUP = "tosa_conformance.backends"
+
+# name -> "module:factory"; imported only when used, so a missing optional tool
+# affects only its own backend.
+BUILTIN: dict[str, tuple[str, str]] = {
+    "reference": ("conformance.backends.reference:ReferenceBackend", "this project's evaluator"),
+    "python": (
+        "conformance.backends:python_backend",
+        "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",
+    ),
+}
+
+
+def python_backend(argument: str | None) -> Backend:
+    """``python:MODULE:FACTORY`` or ``python:PATH.py:FACTORY``: call FACTORY(None)."""
+    if not argument or ":" not in argument:
+        raise BackendError("python backend needs MODULE:FACTORY or FILE.py:FACTORY")
+    where, _, attr = argument.rpartition(":")
+    if where.endswith(".py"):
+        import importlib.util
+        from pathlib import Path
+
+        path = Path(where)
+        if not path.is_file():
+            raise BackendError(f"python backend: no file {where}")
+        spec = importlib.util.spec_from_file_location(f"tosa_backend_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = import_module(where)
+        except ImportError as exc:
+            raise BackendError(f"python backend: cannot import {where}: {exc}") from None
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise BackendError(f"python backend: {where} has no {attr!r}")
+    return factory(None)  # type: ignore[no-any-return]
+
+
+def _load(target: str) -> Callable[[str | None], Backend]:
+    module, _, attr = target.partition(":")
+    return getattr(import_module(module), attr)  # type: ignore[no-any-return]
+
+
+def available() -> dict[str, str]:
+    """Every backend name with a one-line description."""
+    out = {name: desc for name, (_, desc) in BUILTIN.items()}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        out.setdefault(ep.name, f"third party: {ep.value}")
+    return out
+
+
+def get_backend(spec: str) -> Backend:
+    """A backend from ``NAME`` or ``NAME:ARGUMENT``; BackendError names what is wrong."""
+    name, sep, argument = spec.partition(":")
+    arg = argument if sep else None
+    if name in BUILTIN:
+        factory = _load(BUILTIN[name][0])
+    else:
+        eps = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+        if not eps:
+            known = ", ".join(sorted(available()))
+            raise BackendError(f"unknown backend {name!r}; known: {known}")
+        factory = eps[0].load()
+    backend = factory(arg)
+    if not isinstance(backend, Backend):
+        raise BackendError(f"backend {name!r} does not provide name, unsupported() and run()")
+    return backend

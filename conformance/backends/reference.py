@@ -1,0 +1,33 @@
+"""The ``reference`` backend: this project's evaluator.  It must pass every vector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.backends.base import BackendResult
+from conformance.spec import load_spec
+from reference.engine import Evaluator, to_storage
+from vectors.pack_model import LoadedVector
+
+
+class ReferenceBackend:
+    name = "reference"
+
+    def __init__(self, argument: str | None = None) -> None:
+        self.spec = load_spec()
+
+    def unsupported(self, vector: LoadedVector) -> str | None:
+        return None
+
+    def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
+        level = self.spec.level(vector.requirements.level)
+        outcome = Evaluator(vector.graph, self.spec, level).run(vector.inputs)
+        if outcome.kind == "error":
+            return BackendResult.reject(str(outcome.rule))
+        if outcome.kind == "unpredictable":
+            # An implementation may do anything here; the reference reports it.
+            return BackendResult.reject(f"unpredictable: {outcome.rule}")
+        main = vector.graph.main
+        # Like any implementation, the reference hands back values of the output type.
+        outputs = {n: to_storage(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
+        return BackendResult(outputs)

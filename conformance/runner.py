@@ -1,0 +1,461 @@
+"""Run a pack against a backend: every vector isolated, judged, streamed to disk.
+
+Each vector runs in a worker process; a worker that crashes or overruns its timeout
+is killed and replaced, and only that vector fails.  Results are appended to a JSON
+lines file as they come, so an interrupted run resumes where it stopped.  The verdict
+of a vector comes from :func:`judge`, which knows nothing of processes: the pytest
+plugin uses it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing as mp
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conformance.backends import BackendResult, get_backend
+from vectors.pack_model import LoadedVector
+
+# verdicts; the last four are failures of the backend
+PASSED = "passed"
+SKIPPED = "skipped"
+INFO = "info"  # level vectors: unpredictable by the spec, reported but never judged
+FAILED = "failed"
+ERROR_EXPECTED = "error-expected-but-passed"
+CRASHED = "crashed"
+TIMEOUT = "timeout"
+FAILURES = frozenset({FAILED, ERROR_EXPECTED, CRASHED, TIMEOUT})
+
+
+@dataclass
+class OutputVerdict:
+    name: str
+    passed: bool
+    message: str
+    margin: float | None = None
+    failing: int = 0  # number of failing elements
+
+
+@dataclass
+class VectorResult:
+    vector: str
+    operator: str
+    mode: str
+    kind: str
+    verdict: str
+    detail: str = ""
+    margin: float | None = None  # worst fraction of the bound used over the outputs
+    outputs: list[OutputVerdict] = field(default_factory=list)
+    seconds: float = 0.0
+    log: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict in FAILURES
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        if self.margin is not None and not np.isfinite(self.margin):
+            doc["margin"] = None  # JSON has no inf; the detail says why
+        for o in doc["outputs"]:
+            if o["margin"] is not None and not np.isfinite(o["margin"]):
+                o["margin"] = None
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> VectorResult:
+        outputs = [OutputVerdict(**o) for o in doc.get("outputs", [])]
+        return cls(**{**doc, "outputs": outputs})
+
+
+def _as_storage(actual: Any, dt: Any) -> np.ndarray:
+    """The backend's array in the tensor's storage dtype, refusing lossy conversions."""
+    arr = np.asarray(actual)
+    if arr.dtype == dt.storage:
+        return arr
+    if dt.is_float:
+        if arr.dtype.kind != "f" and arr.dtype.name not in (
+            "bfloat16",
+            "float8_e4m3fn",
+            "float8_e5m2",
+        ):
+            raise ValueError(f"dtype {arr.dtype} is not a floating-point type")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = arr.astype(dt.storage)
+            back = out.astype(np.float64)
+        same = (back == arr.astype(np.float64)) | (
+            np.isnan(back) & np.isnan(arr.astype(np.float64))
+        )
+        if not np.all(same):
+            raise ValueError(f"values that are not {dt} values (dtype {arr.dtype})")
+        return out
+    if arr.dtype.kind not in "biu":
+        raise ValueError(f"dtype {arr.dtype}, expected {dt.storage} for {dt}")
+    wide = arr.astype(np.int64)
+    if not np.all(dt.in_range(wide)) if dt.is_int else not np.all((wide == 0) | (wide == 1)):
+        raise ValueError(f"values outside the range of {dt}")
+    return wide.astype(dt.storage)
+
+
+def judge(vector: LoadedVector, result: BackendResult, seconds: float = 0.0) -> VectorResult:
+    """The verdict of one vector from what the backend did with it."""
+    base = dict(
+        vector=vector.name,
+        operator=vector.operator,
+        mode=vector.mode,
+        kind=vector.kind,
+        seconds=seconds,
+        log=result.log[-2000:],
+    )
+    if vector.kind == "level":
+        did = f"rejected it: {result.rejected}" if result.rejected else "returned outputs"
+        return VectorResult(**base, verdict=INFO, detail=f"above a level limit; the backend {did}")
+    if vector.kind == "error":
+        if result.rejected is not None:
+            return VectorResult(**base, verdict=PASSED, detail=f"rejected: {result.rejected}")
+        rule = vector.rule or {}
+        return VectorResult(
+            **base,
+            verdict=ERROR_EXPECTED,
+            detail=f"accepted a graph that breaks ERROR_IF({rule.get('clause', '?')})",
+        )
+    if result.rejected is not None:
+        return VectorResult(
+            **base, verdict=FAILED, detail=f"rejected a valid graph: {result.rejected}"
+        )
+    main = vector.graph.main
+    verdicts: list[OutputVerdict] = []
+    worst: float | None = None
+    from reference import compliance
+
+    for name in main.outputs:
+        t = main.tensors[name]
+        if name not in result.outputs:
+            verdicts.append(OutputVerdict(name, False, "no output produced"))
+            continue
+        try:
+            actual = _as_storage(result.outputs[name], t.dtype)
+            if tuple(actual.shape) != t.shape:
+                raise ValueError(f"shape {list(actual.shape)}, expected {list(t.shape)}")
+            check = vector.checks.get(name)
+            if check is None or check.descriptor is None:
+                verdicts.append(OutputVerdict(name, True, "not checked"))
+                continue
+            v = compliance.check(vector.expected[name], check.descriptor, actual, check.bound)
+        except ValueError as exc:
+            verdicts.append(OutputVerdict(name, False, f"unusable output: {exc}"))
+            continue
+        margin = float(v.max_margin)
+        worst = margin if worst is None else max(worst, margin)
+        verdicts.append(
+            OutputVerdict(name, bool(v.passed), v.message, margin, int(v.failing_count))
+        )
+    ok = all(o.passed for o in verdicts)
+    detail = "; ".join(f"{o.name}: {o.message}" for o in verdicts)
+    return VectorResult(
+        **base, verdict=PASSED if ok else FAILED, detail=detail, margin=worst, outputs=verdicts
+    )
+
+
+# -- isolated execution ---------------------------------------------------------------
+
+
+def _worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
+    """Worker process: receives vector names, sends back result documents."""
+    import faulthandler
+
+    from vectors.pack import open_pack
+
+    # A backend crash is reported as that vector's verdict; a Python traceback dump of
+    # the worker (pytest turns faulthandler on) would only be noise.
+    faulthandler.disable()
+    backend = get_backend(backend_spec)
+    pack = open_pack(pack_path)
+    while True:
+        name = conn.recv()
+        if name is None:
+            return
+        started = time.monotonic()
+        try:
+            vector = pack.load(name)
+            reason = backend.unsupported(vector)
+            if reason is not None:
+                res = VectorResult(name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
+            else:
+                with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
+                    result = backend.run(vector, Path(tmp))
+                res = judge(vector, result, time.monotonic() - started)
+        except Exception as exc:  # a backend bug is this vector's failure, not the run's
+            entry = pack.entry(name)
+            res = VectorResult(
+                name,
+                entry.operator,
+                entry.mode,
+                entry.kind,
+                CRASHED,
+                f"the backend raised {type(exc).__name__}: {exc}",
+            )
+        res.seconds = time.monotonic() - started
+        conn.send(res.to_json())
+
+
+@dataclass
+class _Slot:
+    process: Any
+    conn: Connection
+    name: str | None = None
+    started: float = 0.0
+
+
+class IsolatedPool:
+    """Worker processes that each run one vector at a time, replaced when one dies or
+    overruns the timeout."""
+
+    def __init__(self, pack_path: str, backend_spec: str, workers: int, timeout: float) -> None:
+        self.ctx = mp.get_context("fork")
+        self.pack_path = pack_path
+        self.backend_spec = backend_spec
+        self.timeout = timeout
+        self.slots = [self._spawn() for _ in range(max(1, workers))]
+
+    def _spawn(self) -> _Slot:
+        parent, child = self.ctx.Pipe()
+        p = self.ctx.Process(
+            target=_worker, args=(child, self.pack_path, self.backend_spec), daemon=True
+        )
+        p.start()
+        child.close()
+        return _Slot(p, parent)
+
+    def _replace(self, slot: _Slot) -> None:
+        if slot.process.is_alive():
+            slot.process.kill()
+        slot.process.join(5)
+        slot.conn.close()
+        fresh = self._spawn()
+        slot.process, slot.conn, slot.name = fresh.process, fresh.conn, None
+
+    def run(
+        self, names: list[str], entries: dict[str, Any], on_result: Callable[[VectorResult], None]
+    ) -> None:
+        pending = list(reversed(names))
+        busy = 0
+        while pending or busy:
+            for slot in self.slots:
+                if slot.name is None and pending:
+                    slot.name = pending.pop()
+                    slot.started = time.monotonic()
+                    slot.conn.send(slot.name)
+                    busy += 1
+            ready = mp.connection.wait([s.conn for s in self.slots if s.name], timeout=0.05)
+            now = time.monotonic()
+            for slot in self.slots:
+                if slot.name is None:
+                    continue
+                name = slot.name
+                e = entries[name]
+                if slot.conn in ready:
+                    try:
+                        doc = slot.conn.recv()
+                    except (EOFError, OSError):
+                        doc = None
+                    if doc is not None:
+                        slot.name = None
+                        busy -= 1
+                        on_result(VectorResult.from_json(doc))
+                        continue
+                if not slot.process.is_alive() or slot.conn in ready:
+                    slot.process.join(1)  # reap it, so that its exit code is known
+                    code = slot.process.exitcode
+                    why = f"killed by signal {-code}" if code and code < 0 else f"exit {code}"
+                    on_result(
+                        VectorResult(
+                            name,
+                            e.operator,
+                            e.mode,
+                            e.kind,
+                            CRASHED,
+                            f"the backend crashed the worker ({why})",
+                            seconds=now - slot.started,
+                        )
+                    )
+                    self._replace(slot)
+                    busy -= 1
+                elif now - slot.started > self.timeout:
+                    on_result(
+                        VectorResult(
+                            name,
+                            e.operator,
+                            e.mode,
+                            e.kind,
+                            TIMEOUT,
+                            f"no result after {self.timeout:g} s",
+                            seconds=now - slot.started,
+                        )
+                    )
+                    self._replace(slot)
+                    busy -= 1
+
+    def close(self) -> None:
+        for slot in self.slots:
+            if slot.process.is_alive():
+                with contextlib.suppress(OSError):  # a worker that died meanwhile
+                    slot.conn.send(None)
+                slot.process.join(2)
+                if slot.process.is_alive():
+                    slot.process.kill()
+            slot.conn.close()
+
+
+# -- the run ------------------------------------------------------------------------
+
+
+@dataclass
+class RunReport:
+    results: list[VectorResult]
+    resumed: int  # results taken over from an earlier, interrupted run
+    seconds: float
+
+    @property
+    def failed(self) -> list[VectorResult]:
+        return [r for r in self.results if r.failed]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return out
+
+
+def read_results(path: Path) -> list[VectorResult]:
+    """Results already in a JSON lines file; a torn last line (a killed run) is ignored."""
+    results = []
+    if not path.exists():
+        return results
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            results.append(VectorResult.from_json(json.loads(line)))
+        except (json.JSONDecodeError, TypeError):
+            continue
+    return results
+
+
+def run_pack(
+    pack_path: Path,
+    backend_spec: str,
+    *,
+    jobs: int = 1,
+    timeout: float = 60.0,
+    ops: str | None = None,
+    json_path: Path | None = None,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunReport:
+    from vectors.pack import open_pack
+
+    started = time.monotonic()
+    get_backend(backend_spec)  # fail early, in this process, on a backend that cannot exist
+    with open_pack(pack_path) as pack:
+        entries = {e.name: e for e in pack.entries}
+    pattern = re.compile(ops) if ops else None
+    names = [n for n, e in entries.items() if pattern is None or pattern.fullmatch(e.operator)]
+    done: dict[str, VectorResult] = {}
+    if resume and json_path is not None:
+        done = {r.vector: r for r in read_results(json_path) if r.vector in entries}
+    elif json_path is not None and json_path.exists():
+        json_path.unlink()
+    todo = [n for n in names if n not in done]
+    results: list[VectorResult] = [done[n] for n in names if n in done]
+    stream = json_path.open("a", encoding="utf-8") if json_path is not None else None
+
+    def on_result(res: VectorResult) -> None:
+        results.append(res)
+        if stream is not None:
+            stream.write(json.dumps(res.to_json(), sort_keys=True) + "\n")
+            stream.flush()
+        if progress is not None:
+            progress(len(results), len(names))
+
+    pool = IsolatedPool(str(pack_path), backend_spec, min(jobs, max(1, len(todo))), timeout)
+    try:
+        pool.run(todo, entries, on_result)
+    finally:
+        pool.close()
+        if stream is not None:
+            stream.close()
+    order = {n: i for i, n in enumerate(names)}
+    results.sort(key=lambda r: order[r.vector])
+    return RunReport(results, len(done), time.monotonic() - started)
+
+
+def summary_lines(report: RunReport) -> Iterable[str]:
+    """A table by operator and mode, then the failures, then the totals."""
+    groups: dict[tuple[str, str], dict[str, int]] = {}
+    for r in report.results:
+        g = groups.setdefault((r.operator, r.mode), {})
+        g[r.verdict] = g.get(r.verdict, 0) + 1
+    cols = [PASSED, FAILED, ERROR_EXPECTED, CRASHED, TIMEOUT, SKIPPED, INFO]
+    used = [c for c in cols if any(c in g for g in groups.values())]
+    header = ["operator", "mode", *used]
+    rows = [[op, mode, *(str(g.get(c, 0)) for c in used)] for (op, mode), g in groups.items()]
+    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
+    yield "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
+    for row in rows:
+        yield "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+    failures = report.failed
+    if failures:
+        yield ""
+        yield f"{len(failures)} failing vectors:"
+        for r in failures[:50]:
+            yield f"  {r.vector}: {r.verdict}: {r.detail[:300]}"
+        if len(failures) > 50:
+            yield f"  ... and {len(failures) - 50} more (see the JSON report)"
+    counts = report.counts()
+    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    resumed = f" ({report.resumed} from the earlier run)" if report.resumed else ""
+    yield ""
+    yield f"{len(report.results)} vectors{resumed}: {total} in {report.seconds:.1f} s"
+
+
+def write_junit(report: RunReport, path: Path, backend: str) -> None:
+    """JUnit XML: one test suite per operator, one test case per vector."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name=f"tosa-conformance on {backend}")
+    by_op: dict[str, list[VectorResult]] = {}
+    for r in report.results:
+        by_op.setdefault(r.operator, []).append(r)
+    for op, results in by_op.items():
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=op,
+            tests=str(len(results)),
+            failures=str(sum(r.failed for r in results)),
+            skipped=str(sum(r.verdict in (SKIPPED, INFO) for r in results)),
+        )
+        for r in results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"{op}.{r.mode}",
+                name=r.vector,
+                time=f"{r.seconds:.3f}",
+            )
+            if r.failed:
+                ET.SubElement(
+                    case, "failure", type=r.verdict, message=r.detail[:500]
+                ).text = r.detail
+            elif r.verdict in (SKIPPED, INFO):
+                ET.SubElement(case, "skipped", message=r.detail[:500])
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

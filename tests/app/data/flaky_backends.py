@@ -1,0 +1,77 @@
+"""Backends that misbehave on purpose, for the runner's isolation tests.
+
+Each wraps the reference and goes wrong on vectors whose name ends in ``_001``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from conformance.backends.base import BackendResult
+from conformance.backends.reference import ReferenceBackend
+
+
+class _Flaky(ReferenceBackend):
+    name = "flaky"
+
+    def misbehave(self, vector, result: BackendResult) -> BackendResult:
+        raise NotImplementedError
+
+    def run(self, vector, workdir: Path) -> BackendResult:
+        result = super().run(vector, workdir)
+        if vector.name.endswith("_001"):
+            return self.misbehave(vector, result)
+        return result
+
+
+class Segfault(_Flaky):
+    def misbehave(self, vector, result):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+class Hang(_Flaky):
+    def misbehave(self, vector, result):
+        time.sleep(3600)
+
+
+class WrongShape(_Flaky):
+    def misbehave(self, vector, result):
+        return BackendResult({n: np.zeros((7, 7), v.dtype) for n, v in result.outputs.items()})
+
+
+class Raises(_Flaky):
+    def misbehave(self, vector, result):
+        raise RuntimeError("backend bug")
+
+
+class Slow(ReferenceBackend):
+    """Takes a while per vector, so a test can interrupt a run."""
+
+    def run(self, vector, workdir: Path) -> BackendResult:
+        time.sleep(0.2)
+        return super().run(vector, workdir)
+
+
+def segfault(_: object) -> Segfault:
+    return Segfault()
+
+
+def hang(_: object) -> Hang:
+    return Hang()
+
+
+def wrong_shape(_: object) -> WrongShape:
+    return WrongShape()
+
+
+def raises(_: object) -> Raises:
+    return Raises()
+
+
+def slow(_: object) -> Slow:
+    return Slow()
