@@ -357,6 +357,7 @@ def run_pack(
     jobs: int = 1,
     timeout: float = 60.0,
     ops: str | None = None,
+    vectors: str | None = None,
     json_path: Path | None = None,
     resume: bool = False,
     progress: Callable[[int, int], None] | None = None,
@@ -368,7 +369,13 @@ def run_pack(
     with open_pack(pack_path) as pack:
         entries = {e.name: e for e in pack.entries}
     pattern = re.compile(ops) if ops else None
-    names = [n for n, e in entries.items() if pattern is None or pattern.fullmatch(e.operator)]
+    by_name = re.compile(vectors) if vectors else None
+    names = [
+        n
+        for n, e in entries.items()
+        if (pattern is None or pattern.fullmatch(e.operator))
+        and (by_name is None or by_name.fullmatch(n))
+    ]
     done: dict[str, VectorResult] = {}
     if resume and json_path is not None:
         done = {r.vector: r for r in read_results(json_path) if r.vector in entries}

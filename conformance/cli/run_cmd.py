@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--timeout", type=float, default=60.0, metavar="S", help="seconds per vector (60)"
     )
     p.add_argument("--ops", metavar="REGEX", help="only operators whose name matches fully")
+    p.add_argument("--vectors", metavar="REGEX", help="only vectors whose name matches fully")
     p.add_argument("--json", type=Path, metavar="F", help="results as JSON lines, streamed")
     p.add_argument("--junit", type=Path, metavar="F", help="JUnit XML report")
     p.add_argument(
@@ -51,11 +52,12 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --json F: the results to resume from")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    if args.ops:
-        try:
-            re.compile(args.ops)
-        except re.error as exc:
-            raise UsageError(f"--ops {args.ops!r} is not a regular expression: {exc}") from None
+    for flag, value in (("--ops", args.ops), ("--vectors", args.vectors)):
+        if value:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise UsageError(f"{flag} {value!r} is not a regular expression: {exc}") from None
     try:
         get_backend(args.backend)
     except BackendError as exc:
@@ -66,6 +68,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         ops=args.ops,
+        vectors=args.vectors,
         json_path=args.json,
         resume=args.resume,
         progress=ProgressBar(enabled=not args.quiet),

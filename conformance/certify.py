@@ -1,0 +1,188 @@
+"""Certify a backend against a claim: every required (operator, mode) pair is met.
+
+A pair is met when the pack holds at least one valid vector for it, every valid vector
+of it passed within its bounds, and every must-fail vector of it was rejected.  A pair
+with no vector run (missing from the pack, or all skipped by the backend) is *not met*:
+a missing requirement is a failed requirement, never a silent pass.  Level vectors
+(above a level limit) are unpredictable by the spec and never count.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance import __version__
+from conformance.claims import Claim, required_modes
+from conformance.runner import FAILURES, PASSED, SKIPPED, RunReport, VectorResult
+from conformance.spec import Spec
+
+CERTIFICATE_FORMAT = "tosa-conformance-certificate"
+CERTIFICATE_VERSION = 1
+
+
+class CertifyError(ValueError):
+    """The pack cannot certify this claim (gaps, corruption, another level)."""
+
+
+@dataclass
+class PairResult:
+    operator: str
+    mode: str
+    requirements: list[list[str]]
+    run: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    worst_margin: float | None = None
+    failures: list[VectorResult] = field(default_factory=list)
+    skip_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.failed:
+            return "failed"
+        if self.passed == 0:
+            return "not met"  # nothing ran: missing, or every vector skipped
+        return "met"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "mode": self.mode,
+            "required_by": self.requirements,
+            "status": self.status,
+            "vectors_run": self.run,
+            "passed": self.passed,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "worst_margin": self.worst_margin,
+            "failures": [r.vector for r in self.failures],
+        }
+
+
+def pack_pairs(pack_path: Path) -> dict[tuple[str, str], dict[str, int]]:
+    """Vectors per (operator, mode) and kind, from pack.json."""
+    from vectors.pack import open_pack
+
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    with open_pack(pack_path) as pack:
+        for e in pack.entries:
+            kinds = out.setdefault((e.operator, e.mode), {})
+            kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    return out
+
+
+def check_pack(spec: Spec, claim: Claim, pack_path: Path) -> None:
+    """Refuse a pack that cannot certify the claim: corrupt, for another spec or level,
+    or without valid vectors for some required pair."""
+    from vectors.pack import open_pack, verify_pack
+
+    problems = verify_pack(pack_path)
+    if problems:
+        raise CertifyError(
+            f"{pack_path}: the pack does not verify ({len(problems)} problems, first: "
+            f"{problems[0]}); run 'tosa-conformance verify-pack {pack_path}'"
+        )
+    with open_pack(pack_path) as pack:
+        meta = pack.meta
+    spec_sha = meta.spec_sha256
+    if spec_sha != spec.sha256:
+        raise CertifyError(
+            f"{pack_path} was generated from another tosa.xml (sha256 {spec_sha[:12]}...); "
+            "generate a pack from this spec"
+        )
+    level = meta.claim["level"]
+    if level != claim.level.name:
+        raise CertifyError(
+            f"{pack_path} was generated for level {level}, the claim is level "
+            f"{claim.level.name}; generate a pack with --level {claim.level.name}"
+        )
+    have = pack_pairs(pack_path)
+    missing = [m for m in required_modes(spec, claim) if not have.get(m.key, {}).get("valid")]
+    if missing:
+        shown = ", ".join(f"{m.operator} [{m.mode}]" for m in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise CertifyError(
+            f"{pack_path} has no valid vectors for {len(missing)} required pairs ({shown}{more}); "
+            f"generate the pack for this claim or use --generate"
+        )
+
+
+def tally(spec: Spec, claim: Claim, report: RunReport) -> list[PairResult]:
+    pairs = {
+        m.key: PairResult(m.operator, m.mode, [sorted(r) for r in m.requirements])
+        for m in required_modes(spec, claim)
+    }
+    for r in report.results:
+        pair = pairs.get((r.operator, r.mode))
+        if pair is None or r.kind == "level":
+            continue
+        if r.verdict == SKIPPED:
+            pair.skipped += 1
+            if r.detail not in pair.skip_reasons:
+                pair.skip_reasons.append(r.detail)
+            continue
+        pair.run += 1
+        if r.verdict == PASSED:
+            if r.kind == "valid":
+                pair.passed += 1
+        elif r.verdict in FAILURES:
+            pair.failed += 1
+            pair.failures.append(r)
+        if r.margin is not None and r.kind == "valid":
+            worst = pair.worst_margin
+            pair.worst_margin = r.margin if worst is None else max(worst, r.margin)
+    return list(pairs.values())
+
+
+@dataclass
+class Certificate:
+    backend: str
+    claim: Claim
+    spec: Spec
+    pack_sha256: str
+    pairs: list[PairResult]
+    date: str
+
+    @property
+    def passed(self) -> bool:
+        return all(p.status == "met" for p in self.pairs)
+
+    def to_json(self) -> dict[str, Any]:
+        body = {
+            "format": CERTIFICATE_FORMAT,
+            "format_version": CERTIFICATE_VERSION,
+            "verdict": "pass" if self.passed else "fail",
+            "backend": self.backend,
+            "claim": self.claim.to_json(),
+            "spec": {"version": self.spec.version_string, "sha256": self.spec.sha256},
+            "pack_sha256": self.pack_sha256,
+            "tool": {"name": "tosa-conformance", "version": __version__},
+            "date": self.date,
+            "requirements": [p.to_json() for p in self.pairs],
+            "summary": {
+                "required": len(self.pairs),
+                "met": sum(p.status == "met" for p in self.pairs),
+                "failed": sum(p.status == "failed" for p in self.pairs),
+                "not_met": sum(p.status == "not met" for p in self.pairs),
+            },
+        }
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        return {**body, "certificate_sha256": digest}
+
+
+def make_certificate(
+    spec: Spec, claim: Claim, backend: str, pack_sha256: str, report: RunReport
+) -> Certificate:
+    date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Certificate(backend, claim, spec, pack_sha256, tally(spec, claim, report), date)
+
+
+def failing_pairs(cert: Certificate) -> Iterable[PairResult]:
+    return (p for p in cert.pairs if p.status != "met")

@@ -1,0 +1,177 @@
+"""`tosa-conformance certify`: verdicts, certificates, reports, and refusals.
+
+A certification needs a pack covering every required pair; to keep this test fast it
+runs on a tosa.xml cut down to a few operators (the spec model takes any valid
+tosa.xml with --spec), so the claim requires only their modes.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from conformance.cli.main import main
+from conformance.spec import default_spec_path
+
+KEEP = {"ADD", "SUB"}
+
+
+@pytest.fixture(scope="module")
+def small_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = etree.parse(str(default_spec_path())).getroot()
+    for group in list(root.iter("operatorgroup")):
+        for op in list(group.iter("operator")):
+            if op.findtext("name") not in KEEP:
+                group.remove(op)
+        if not len(group):
+            group.getparent().remove(group)
+    path = tmp_path_factory.mktemp("spec") / "tosa.xml"
+    path.write_bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def certified(small_spec: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cert")
+    code = main(
+        [
+            "--spec",
+            str(small_spec),
+            "certify",
+            "--backend",
+            "reference",
+            "--profile",
+            "MI",
+            "--generate",
+            "-o",
+            str(out),
+            "--examples",
+            "2",
+            "--jobs",
+            "2",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    return out
+
+
+def test_reference_is_certified(certified: Path) -> None:
+    cert = json.loads((certified / "certificate.json").read_text())
+    assert cert["verdict"] == "pass"
+    assert cert["backend"] == "reference"
+    assert cert["claim"] == {"profiles": ["MI"], "extensions": [], "level": "8K"}
+    assert cert["summary"] == {"required": 6, "met": 6, "failed": 0, "not_met": 0}
+    pairs = {(r["operator"], r["mode"]) for r in cert["requirements"]}
+    assert ("ADD", "signed 32") in pairs  # MI includes BI
+    assert all(r["vectors_run"] > 0 and r["worst_margin"] is not None for r in cert["requirements"])
+    for key in ("spec", "pack_sha256", "tool", "date", "certificate_sha256"):
+        assert cert[key]
+
+
+def test_reports_are_written(certified: Path) -> None:
+    md = (certified / "report.md").read_text()
+    assert "**Verdict: PASS**" in md and "| ADD | fp32 | met |" in md
+    page = (certified / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Coverage matrix" in page
+    assert "Bound margins" in page
+
+
+def test_a_mutated_backend_fails_and_names_the_pairs(
+    small_spec: Path, certified: Path, tmp_path: Path, capsys
+) -> None:
+    flaky = Path(__file__).parent / "data" / "flaky_backends.py"
+    code = main(
+        [
+            "--spec",
+            str(small_spec),
+            "certify",
+            "--backend",
+            f"python:{flaky}:wrong_shape",
+            "--profile",
+            "MI",
+            "--pack",
+            str(certified / "pack"),
+            "-o",
+            str(tmp_path),
+            "--quiet",
+            "--timeout",
+            "10",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1 and out.startswith("FAIL")
+    cert = json.loads((tmp_path / "certificate.json").read_text())
+    failed = [r for r in cert["requirements"] if r["status"] == "failed"]
+    assert failed and all(r["failures"] for r in failed)
+    md = (tmp_path / "report.md").read_text()
+    assert "reproduce: `tosa-conformance run --pack" in md
+
+
+def test_refuses_a_pack_that_does_not_cover_the_claim(
+    small_spec: Path, certified: Path, capsys
+) -> None:
+    code = main(
+        [
+            "--spec",
+            str(small_spec),
+            "certify",
+            "--backend",
+            "reference",
+            "--profile",
+            "MI",
+            "--extension",
+            "EXT-BF16",
+            "--pack",
+            str(certified / "pack"),
+            "-o",
+            str(certified / "x"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "has no valid vectors for 2 required pairs" in err
+
+
+def test_refuses_a_corrupt_pack(small_spec: Path, certified: Path, tmp_path: Path, capsys) -> None:
+    import shutil
+
+    pack = tmp_path / "pack"
+    shutil.copytree(certified / "pack", pack)
+    victim = sorted(pack.rglob("expected-0.npy"))[0]
+    victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
+    code = main(
+        [
+            "--spec",
+            str(small_spec),
+            "certify",
+            "--backend",
+            "reference",
+            "--profile",
+            "MI",
+            "--pack",
+            str(pack),
+            "-o",
+            str(tmp_path / "r"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "does not verify" in err
+
+
+def test_refuses_a_pack_of_another_spec(certified: Path, capsys) -> None:
+    code = main(
+        [
+            "certify",
+            "--backend",
+            "reference",
+            "--profile",
+            "MI",
+            "--pack",
+            str(certified / "pack"),
+            "-o",
+            str(certified / "y"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "another tosa.xml" in err
