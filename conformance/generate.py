@@ -152,19 +152,17 @@ class JobResult:
 
 def run_job(job: Job, jc: JobContext) -> JobResult:
     """Draw the case, evaluate it, write the vector; in a worker process."""
-    from reference.engine import evaluate
-    from reference.expectations import expect
+    from conformance.vectorize import case_to_vector
     from strategies.draw import first_accepted
     from strategies.invalid import invalid_cases
     from strategies.levels import is_level_case, level_cases
     from strategies.shapes import Budget
     from strategies.valid import valid_cases
     from vectors.pack import write_vector
-    from vectors.pack_model import Check, Provenance, Requirements, Vector
+    from vectors.pack_model import Provenance, Vector
 
     spec = load_spec(jc.spec_path)
     level = spec.level(jc.level)
-    mode = spec.operator(job.operator).mode(job.mode)
     budget = Budget() if jc.max_elements is None else Budget(max_elements=jc.max_elements)
     seed = job.seed(jc.pack_seed)
     if job.level_case is not None:
@@ -187,40 +185,14 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
             case, spec, level, above=job.level_case == "above"
         ):
             return None
-        if job.kind == "level":
-            outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
-            assert outcome.rule is not None
-            expected, checks, rule = {}, {}, outcome.rule.to_json()
-        elif job.kind == "valid":
-            expectation = expect(
-                case.graph,
-                case.inputs,
-                spec=spec,
-                level=level,
-                data_set=-1 if job.data_set is None else job.data_set,
-            )
-            if not expectation.outcome.valid:
-                return None  # a recipe's rare miss; the next draw is tried
-            expected = dict(expectation.outcome.outputs)
-            checks = {n: Check(c.descriptor, c.bound) for n, c in expectation.checks.items()}
-            rule = None
-        else:
-            outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
-            if outcome.kind != "error" or outcome.rule is None:
-                return None
-            if outcome.rule.clause != job.clause:
-                return None
-            expected, checks, rule = {}, {}, outcome.rule.to_json()
-        return Vector(
+        return case_to_vector(
+            case,
+            spec,
+            level,
             name=job.name,
-            operator=job.operator,
-            mode=job.mode,
-            kind=job.kind,  # type: ignore[arg-type]
-            graph=case.graph,
-            inputs=case.inputs,
-            expected=expected,
-            checks=checks,
-            requirements=Requirements.for_mode(spec, mode, level.name),
+            kind=job.kind,
+            clause=job.clause,
+            data_set=-1 if job.data_set is None else job.data_set,
             provenance=Provenance(
                 strategy=case.strategy,
                 seed=jc.pack_seed,
@@ -228,8 +200,6 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
                 regenerate=f"{jc.regenerate} --ops {job.operator}",
                 rule_broken=job.clause or case.rule_broken,
             ),
-            rule=rule,
-            data_set=-1 if job.data_set is None else job.data_set,
         )
 
     vector = first_accepted(strategy, accept, seed, max_tries=1 + DRAW_SPARE)

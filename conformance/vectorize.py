@@ -1,0 +1,58 @@
+"""A drawn case to a pack vector: ask the reference what the case must produce."""
+
+from __future__ import annotations
+
+from conformance.spec import Level, Spec
+from reference.engine import evaluate
+from reference.expectations import expect
+from strategies.case import Case
+from vectors.pack_model import Check, Provenance, Requirements, Vector
+
+
+def case_to_vector(
+    case: Case,
+    spec: Spec,
+    level: Level,
+    *,
+    name: str,
+    kind: str,
+    provenance: Provenance,
+    clause: str | None = None,
+    data_set: int = -1,
+) -> Vector | None:
+    """The vector for ``case`` as a ``kind`` vector, or None when the reference says the
+    case is not one (a valid case that is not valid, an error case failing for another
+    rule than ``clause``, a level case that is not unpredictable by a level check)."""
+    if kind == "valid":
+        expectation = expect(case.graph, case.inputs, spec=spec, level=level, data_set=data_set)
+        if not expectation.outcome.valid:
+            return None
+        expected = dict(expectation.outcome.outputs)
+        checks = {n: Check(c.descriptor, c.bound) for n, c in expectation.checks.items()}
+        rule = None
+    else:
+        outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
+        if outcome.rule is None:
+            return None
+        if kind == "error" and (
+            outcome.kind != "error" or (clause is not None and outcome.rule.clause != clause)
+        ):
+            return None
+        if kind == "level" and outcome.rule.kind != "LEVEL_CHECK":
+            return None
+        expected, checks, rule = {}, {}, outcome.rule.to_json()
+    mode = spec.operator(case.operator).mode(case.mode)
+    return Vector(
+        name=name,
+        operator=case.operator,
+        mode=mode.mode,
+        kind=kind,  # type: ignore[arg-type]
+        graph=case.graph,
+        inputs=case.inputs,
+        expected=expected,
+        checks=checks,
+        requirements=Requirements.for_mode(spec, mode, level.name),
+        provenance=provenance,
+        rule=rule,
+        data_set=data_set,
+    )
