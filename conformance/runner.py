@@ -170,40 +170,54 @@ def judge(vector: LoadedVector, result: BackendResult, seconds: float = 0.0) -> 
 # -- isolated execution ---------------------------------------------------------------
 
 
-def _worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
-    """Worker process: receives vector names, sends back result documents."""
-    import faulthandler
+def run_one(backend: Any, vector: LoadedVector) -> VectorResult:
+    """Run one loaded vector on a backend and judge it (in a worker process)."""
+    started = time.monotonic()
+    reason = backend.unsupported(vector)
+    if reason is not None:
+        return VectorResult(vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
+    with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
+        result = backend.run(vector, Path(tmp))
+    return judge(vector, result, time.monotonic() - started)
 
+
+def _pack_worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
+    """Worker process: receives vector names of a pack, sends back result documents."""
     from vectors.pack import open_pack
+
+    pack = open_pack(pack_path)
+    _serve(conn, backend_spec, pack.load, lambda name: _meta(pack.entry(name)))
+
+
+def _meta(entry: Any) -> tuple[str, str, str]:
+    return entry.operator, entry.mode, entry.kind
+
+
+def _serve(
+    conn: Connection,
+    backend_spec: str,
+    load: Callable[[Any], LoadedVector],
+    describe: Callable[[Any], tuple[str, str, str]],
+) -> None:
+    """The worker loop: a message in, a result document out, until None arrives."""
+    import faulthandler
 
     # A backend crash is reported as that vector's verdict; a Python traceback dump of
     # the worker (pytest turns faulthandler on) would only be noise.
     faulthandler.disable()
     backend = get_backend(backend_spec)
-    pack = open_pack(pack_path)
     while True:
-        name = conn.recv()
-        if name is None:
+        message = conn.recv()
+        if message is None:
             return
         started = time.monotonic()
         try:
-            vector = pack.load(name)
-            reason = backend.unsupported(vector)
-            if reason is not None:
-                res = VectorResult(name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
-            else:
-                with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
-                    result = backend.run(vector, Path(tmp))
-                res = judge(vector, result, time.monotonic() - started)
+            res = run_one(backend, load(message))
         except Exception as exc:  # a backend bug is this vector's failure, not the run's
-            entry = pack.entry(name)
+            op, mode, kind = describe(message)
+            name = message if isinstance(message, str) else getattr(message, "name", "?")
             res = VectorResult(
-                name,
-                entry.operator,
-                entry.mode,
-                entry.kind,
-                CRASHED,
-                f"the backend raised {type(exc).__name__}: {exc}",
+                name, op, mode, kind, CRASHED, f"the backend raised {type(exc).__name__}: {exc}"
             )
         res.seconds = time.monotonic() - started
         conn.send(res.to_json())
@@ -221,18 +235,19 @@ class IsolatedPool:
     """Worker processes that each run one vector at a time, replaced when one dies or
     overruns the timeout."""
 
-    def __init__(self, pack_path: str, backend_spec: str, workers: int, timeout: float) -> None:
+    def __init__(
+        self, target: Callable[..., None], args: tuple[Any, ...], workers: int, timeout: float
+    ) -> None:
+        """``target(conn, *args)`` is the worker loop (see :func:`_serve`)."""
         self.ctx = mp.get_context("fork")
-        self.pack_path = pack_path
-        self.backend_spec = backend_spec
+        self.target = target
+        self.args = args
         self.timeout = timeout
         self.slots = [self._spawn() for _ in range(max(1, workers))]
 
     def _spawn(self) -> _Slot:
         parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(
-            target=_worker, args=(child, self.pack_path, self.backend_spec), daemon=True
-        )
+        p = self.ctx.Process(target=self.target, args=(child, *self.args), daemon=True)
         p.start()
         child.close()
         return _Slot(p, parent)
@@ -246,16 +261,21 @@ class IsolatedPool:
         slot.process, slot.conn, slot.name = fresh.process, fresh.conn, None
 
     def run(
-        self, names: list[str], entries: dict[str, Any], on_result: Callable[[VectorResult], None]
+        self,
+        tasks: list[tuple[str, Any]],
+        entries: dict[str, Any],
+        on_result: Callable[[VectorResult], None],
     ) -> None:
-        pending = list(reversed(names))
+        """Run ``(name, message)`` tasks; ``entries[name]`` has operator, mode and kind,
+        for the results of vectors that crash or time out."""
+        pending = list(reversed(tasks))
         busy = 0
         while pending or busy:
             for slot in self.slots:
                 if slot.name is None and pending:
-                    slot.name = pending.pop()
+                    slot.name, message = pending.pop()
                     slot.started = time.monotonic()
-                    slot.conn.send(slot.name)
+                    slot.conn.send(message)
                     busy += 1
             ready = mp.connection.wait([s.conn for s in self.slots if s.name], timeout=0.05)
             now = time.monotonic()
@@ -393,9 +413,10 @@ def run_pack(
         if progress is not None:
             progress(len(results), len(names))
 
-    pool = IsolatedPool(str(pack_path), backend_spec, min(jobs, max(1, len(todo))), timeout)
+    workers = min(jobs, max(1, len(todo)))
+    pool = IsolatedPool(_pack_worker, (str(pack_path), backend_spec), workers, timeout)
     try:
-        pool.run(todo, entries, on_result)
+        pool.run([(n, n) for n in todo], entries, on_result)
     finally:
         pool.close()
         if stream is not None:

@@ -45,7 +45,14 @@ def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from conformance.cli import certify_cmd, generate_cmd, pack_cmd, run_cmd, spec_cmd
+    from conformance.cli import (
+        certify_cmd,
+        fuzz_cmd,
+        generate_cmd,
+        pack_cmd,
+        run_cmd,
+        spec_cmd,
+    )
 
     parser = argparse.ArgumentParser(
         prog="tosa-conformance",
@@ -62,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_cmd.register(sub)
     run_cmd.register(sub)
     certify_cmd.register(sub)
+    fuzz_cmd.register(sub)
     pack_cmd.register(sub)
     spec_cmd.register(sub)
     return parser

@@ -75,3 +75,25 @@ def raises(_: object) -> Raises:
 
 def slow(_: object) -> Slow:
     return Slow()
+
+
+class OffByOneOnLargeValues(ReferenceBackend):
+    """Adds one to integer results wherever the first input exceeds 1000 in magnitude: a
+    bug a fuzzer should find and shrink to one element."""
+
+    def run(self, vector, workdir: Path) -> BackendResult:
+        result = super().run(vector, workdir)
+        if result.rejected is not None:
+            return result
+        first = next(iter(vector.inputs.values()), None)
+        if first is None:
+            return result
+        for name, out in result.outputs.items():
+            if out.dtype.kind == "i" and out.shape == first.shape:
+                bump = (np.abs(first.astype(np.int64)) > 1000).astype(out.dtype)
+                result.outputs[name] = out + bump
+        return result
+
+
+def off_by_one(_: object) -> OffByOneOnLargeValues:
+    return OffByOneOnLargeValues()

@@ -1,0 +1,683 @@
+"""Recipes and breakers for the tensor operators without weights: ARGMAX, AVG_POOL2D,
+MAX_POOL2D, FFT2D, RFFT2D.
+
+Pooling geometry is drawn so that the output-size formula holds exactly: per axis a
+kernel, a stride and two pads below the kernel are drawn, then the output size, and
+the input size follows as ``(O - 1) * stride + kernel - pads`` (so ``idiv_check``
+divides evenly and every window holds at least one real tap).  The FFTs take powers
+of two up to the element budget.  AVG_POOL2D's float modes and both FFTs are
+dot-product operators: their inputs come from an Appendix A data set when one is
+asked for (or drawn), with enough outputs for the statistical tests of sets 3..5.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from conformance.dtypes import DType
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
+from reference.compliance import MIN_DOT_PRODUCTS
+from reference.datasets import dataset_inputs
+from reference.ops.tensor_pool_fft import ACC_TYPES
+from strategies.case import CaseSpec, TensorDraw
+from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.recipes import RecipeContext, recipe
+from strategies.shapes import shapes
+from strategies.values import ValueRange
+
+POOLS = ("AVG_POOL2D", "MAX_POOL2D")
+FFTS = ("FFT2D", "RFFT2D")
+DATA_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values, else an Appendix A test set
+STATISTICAL_SETS = (3, 4, 5)  # checked only with MIN_DOT_PRODUCTS outputs or more
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
+SPECIAL_PLANE = 32 * 32  # largest FFT plane drawn with inf/NaN among its values
+
+
+# -- small helpers ---------------------------------------------------------------------
+
+
+def _set_tensor(spec: CaseSpec, name: str, **changes: Any) -> None:
+    """Replace tensor ``name`` of ``spec`` (in place) by a copy with ``changes``."""
+    for group in (spec.inputs, spec.outputs):
+        for i, t in enumerate(group):
+            if t.name == name:
+                group[i] = replace(t, **changes)
+                return
+    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
+
+
+def _reshape(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
+    """Give tensor ``name`` a new shape; input values are the old ones, cycled."""
+    t = next(t for t in spec.inputs + spec.outputs if t.name == name)
+    values = None
+    if t.values is not None:
+        values = np.resize(t.values.reshape(-1), math.prod(shape)).reshape(shape)
+        values = values.astype(t.values.dtype)
+    _set_tensor(spec, name, shape=shape, values=values)
+
+
+def _data_set(draw: st.DrawFn, rc: RecipeContext) -> int:
+    """The Appendix A set asked for, else one drawn (-1: free values)."""
+    if rc.data_set is not None:
+        return rc.data_set
+    return draw(st.sampled_from(DATA_SETS), label="data set")
+
+
+def _float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange) -> ValueRange | None:
+    """None (small values plus every special value), the whole finite range, or one of
+    ``extra``: a choice per case, as a bounded range drops NaN and infinities."""
+    top = float(dt.normal_max)  # type: ignore[arg-type]
+    return draw(st.sampled_from([None, ValueRange(-top, top), *extra]), label="value regime")
+
+
+def _coarse(draw: st.DrawFn, dt: DType, values: np.ndarray) -> np.ndarray:
+    """Sometimes round floats to halves: equal values (ties, +-0) become common, which
+    is where max/argmax implementations differ.  Specials and zero signs survive."""
+    if not dt.is_float or not draw(st.booleans(), label="coarse values (ties)"):
+        return values
+    wide = values.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.round(wide * 2.0) / 2.0).astype(values.dtype)
+
+
+# -- ARGMAX ----------------------------------------------------------------------------
+
+
+def _argmax_values(
+    draw: st.DrawFn, rc: RecipeContext, dt: DType, shape: tuple[int, ...], axis: int
+) -> np.ndarray:
+    values = rc.values(draw, dt, shape, label="input")
+    if not dt.is_float:
+        return values
+    values = _coarse(draw, dt, values)
+    # NaN is where readings of ARGMAX's loop part ways.  Read literally, a NaN and the
+    # value right after it both replace the running maximum (apply_max_s gives NaN and
+    # NaN != anything), so the index is the first maximum after the last NaN; a "NaN
+    # propagates" reading gives the first NaN instead.  A NaN mid-row would make the
+    # vector depend on that dispute; a single NaN that is the last element is the
+    # same index under both, so NaN appears there or not at all.  (Other NaNs the
+    # value draw places become the largest finite value, a tie-making maximum.)
+    wide = values.astype(np.float64)
+    nan = np.isnan(wide)
+    if nan.any():
+        values = np.where(nan, np.asarray(dt.normal_max).astype(values.dtype), values)
+    if values.size and draw(st.booleans(), label="NaN last along the axis"):
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="NaN rows"))
+        moved = np.moveaxis(values.copy(), axis, -1)
+        rows = rng.random(moved.shape[:-1]) < 0.5
+        moved[..., -1] = np.where(rows, np.asarray(np.nan).astype(values.dtype), moved[..., -1])
+        values = np.moveaxis(moved, -1, axis)
+    return np.ascontiguousarray(values)
+
+
+@recipe("ARGMAX")
+def argmax(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
+    lo, hi = rc.rank_range("input")
+    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    axis = draw(st.integers(0, len(shape1) - 1), label="axis")
+    out_shape = shape1[:axis] + shape1[axis + 1 :]
+    values = _argmax_values(draw, rc, in_t, shape1, axis)
+    return rc.spec_of(
+        [TensorDraw("input", shape1, in_t, values)],
+        [TensorDraw("output", out_shape, out_t)],
+        attributes={"axis": axis},
+    )
+
+
+@breaks("ARGMAX", clause="axis < 0 || axis >= rank(shape1)")
+def argmax_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    out = broken(spec, "axis < 0 || axis >= rank(shape1)")
+    rank = len(spec.inputs[0].shape)
+    out.attributes["axis"] = draw(
+        st.one_of(st.integers(I32_MIN, -1), st.integers(rank, I32_MAX)), label="bad axis"
+    )
+    return out
+
+
+@breaks("ARGMAX", clause="flatten(left_shape, right_shape) != shape")
+def argmax_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """An output that is not the input without its axis: the axis kept as 1 (a
+    reduction's shape), or one dimension off."""
+    clause = "flatten(left_shape, right_shape) != shape"
+    out = broken(spec, clause)
+    shape1 = spec.inputs[0].shape
+    axis = int(spec.attributes["axis"])
+    shape = list(spec.outputs[0].shape)
+    if not shape or draw(st.booleans(), label="keep the axis"):
+        shape = [*shape1[:axis], 1, *shape1[axis + 1 :]]
+    else:
+        dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
+        shape[dim] += draw(st.integers(1, 3), label="added to it")
+    _reshape(out, "output", tuple(shape))
+    return out
+
+
+@breaks("ARGMAX", clause=INPUTS_CLAUSE)
+def argmax_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """A rank-0 input: the argument declares rank 1 at least."""
+    out = broken(spec, INPUTS_CLAUSE)
+    _reshape(out, "input", ())
+    return out
+
+
+# -- pooling geometry -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One spatial axis of a pooling window: the ERROR_IFs hold by construction."""
+
+    size: int  # IH or IW
+    kernel: int
+    stride: int
+    pad_before: int  # pad_top or pad_left
+    pad_after: int
+    out: int  # OH or OW
+
+
+@st.composite
+def pool_axis(
+    draw: st.DrawFn, room: int, kernel_cap: int, stride_cap: int, padded: bool, label: str
+) -> Axis:
+    """An axis whose input size is at most ``room``.
+
+    With kernel and stride at most ``room``, the smallest valid output size already
+    gives an input of at most max(kernel, stride), so a valid output size exists.
+    Strides of 1 and of the kernel size (the common networks' choices) are drawn
+    on purpose; any other stride, above the kernel too, is drawn as well."""
+    room = max(1, room)
+    k_cap = max(1, min(kernel_cap, room))
+    # Mostly the small kernels networks use; any size up to the cap as well.
+    k = draw(
+        st.one_of(st.integers(1, min(4, k_cap)), st.integers(1, k_cap)), label=f"{label}: kernel"
+    )
+    s_cap = max(1, min(stride_cap, room))
+    s = draw(
+        st.one_of(st.just(1), st.just(min(k, s_cap)), st.integers(1, s_cap)),
+        label=f"{label}: stride",
+    )
+    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before") if padded else 0
+    p1 = draw(st.integers(0, k - 1), label=f"{label}: pad after") if padded else 0
+    base = k - p0 - p1  # the input size that gives one output
+    o_min = 1 if base >= 1 else 1 + -(-(1 - base) // s)
+    o_max = max(o_min, 1 + (room - base) // s)
+    o = draw(st.integers(o_min, o_max), label=f"{label}: output size")
+    return Axis((o - 1) * s + base, k, s, p0, p1, o)
+
+
+@st.composite
+def same_axis(draw: st.DrawFn, size: int, label: str) -> Axis:
+    """Stride 1 and pads adding up to kernel - 1: the output as large as the input."""
+    k = draw(st.integers(1, 7), label=f"{label}: kernel")
+    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
+    return Axis(size, k, 1, p0, k - 1 - p0, size)
+
+
+def _split(draw: st.DrawFn, total: int, label: str) -> tuple[int, int]:
+    """N and C with N * C = total."""
+    divisors = [d for d in range(1, total + 1) if total % d == 0]
+    n = draw(st.sampled_from(divisors), label=f"{label}: N")
+    return n, total // n
+
+
+def _pool_geometry(
+    draw: st.DrawFn, rc: RecipeContext, many_outputs: bool
+) -> tuple[int, Axis, Axis, int]:
+    """(N, y axis, x axis, C) within the budget; ``many_outputs`` asks for at least
+    MIN_DOT_PRODUCTS outputs (same-size pooling), where the budget allows it."""
+    budget = rc.budget.max_elements
+    max_dim = rc.budget.max_dim
+    if many_outputs and budget >= 2 * MIN_DOT_PRODUCTS:
+        # ceil(need / plane) <= budget // plane holds for every plane <= budget when
+        # budget >= 2 * need, so an N * C in range always exists.
+        ih = draw(st.integers(1, min(max_dim, budget)), label="IH")
+        iw = draw(st.integers(1, min(max_dim, budget // ih)), label="IW")
+        plane = ih * iw
+        nc = draw(st.integers(-(-MIN_DOT_PRODUCTS // plane), budget // plane), label="N * C")
+        n, c = _split(draw, nc, "batch")
+        return n, draw(same_axis(ih, "y")), draw(same_axis(iw, "x")), c
+    kernel_cap = min(rc.level["MAX_KERNEL"], max_dim)
+    stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
+    first_room = min(max_dim, max(1, math.isqrt(budget)))
+    y_first = draw(st.booleans(), label="y axis drawn first")
+    padded = draw(st.booleans(), label="padded")
+    a = draw(pool_axis(first_room, kernel_cap, stride_cap, padded, "first axis"))
+    room = min(max_dim, max(1, budget // a.size))
+    b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis"))
+    y, x = (a, b) if y_first else (b, a)
+    rest = max(1, budget // (y.size * x.size))
+    n = draw(st.integers(1, min(rest, max_dim)), label="N")
+    c = draw(st.integers(1, max(1, min(max_dim, rest // n))), label="C")
+    return n, y, x, c
+
+
+def _pool_attributes(y: Axis, x: Axis) -> dict[str, Any]:
+    return {
+        "kernel": (y.kernel, x.kernel),
+        "stride": (y.stride, x.stride),
+        "pad": (y.pad_before, y.pad_after, x.pad_before, x.pad_after),
+    }
+
+
+# -- MAX_POOL2D ----------------------------------------------------------------------------
+
+
+@recipe("MAX_POOL2D")
+def max_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    n, y, x, c = _pool_geometry(draw, rc, many_outputs=False)
+    shape = (n, y.size, x.size, c)
+    # Max has no REQUIRE: every value (NaN, both zeros, infinities, extremes) is valid.
+    r = _float_regime(draw, dt) if dt.is_float else None
+    values = rc.values(draw, dt, shape, r, label="input")
+    if dt.is_float:
+        values = _coarse(draw, dt, values)
+    return rc.spec_of(
+        [TensorDraw("input", shape, dt, values)],
+        [TensorDraw("output", (n, y.out, x.out, c), dt)],
+        attributes=_pool_attributes(y, x),
+    )
+
+
+# -- AVG_POOL2D ----------------------------------------------------------------------------
+
+
+def _int_avg_values(
+    draw: st.DrawFn, rc: RecipeContext, dt: DType, shape: tuple[int, ...], area: int, zp: int
+) -> np.ndarray:
+    """apply_add_s<int32> REQUIREs every running window sum of (value - input_zp) in
+    range; |value - zp| <= bound keeps even a full window there.  With the budget's
+    kernels (at most 64 x 64) the whole type fits; the bound is for larger budgets."""
+    bound = I32_MAX // area
+    lo = max(int(dt.min), zp - bound)  # type: ignore[arg-type]
+    hi = min(int(dt.max), zp + bound)  # type: ignore[arg-type]
+    r = None if (lo, hi) == (dt.min, dt.max) else ValueRange(low=lo, high=hi)
+    return rc.values(draw, dt, shape, r, label="input")
+
+
+@recipe("AVG_POOL2D")
+def avg_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt, acc = rc.dtype("in_out_t"), rc.dtype("acc_t")
+    data_set = _data_set(draw, rc) if dt.is_float else -1
+    n, y, x, c = _pool_geometry(draw, rc, many_outputs=data_set in STATISTICAL_SETS)
+    shape = (n, y.size, x.size, c)
+    attributes = _pool_attributes(y, x)
+    # acc_type must name the mode's accumulator: the builder binds acc_t from it.
+    attributes["acc_type"] = ACC_NAMES[acc]
+    input_zp: int | float = 0.0 if dt.is_float else 0
+    output_zp: int | float = input_zp
+    if dt.is_float:
+        if data_set >= 0:
+            values = dataset_inputs(
+                "AVG_POOL2D",
+                data_set,
+                {"input": shape},
+                {"input": dt},
+                acc_dtype=acc,
+                attrs={"kernel": attributes["kernel"]},
+            )["input"]
+        else:
+            # No REQUIRE on the float path: specials give inf/NaN averages, still valid.
+            values = rc.values(draw, dt, shape, _float_regime(draw, dt), label="input")
+    else:
+        if dt.bits == 8:  # zero points only for i8, any value of the type
+            input_zp = int(rc.values(draw, dt, (), label="input_zp"))
+            output_zp = int(rc.values(draw, dt, (), label="output_zp"))
+        values = _int_avg_values(draw, rc, dt, shape, y.kernel * x.kernel, int(input_zp))
+    attributes["input_zp"] = input_zp
+    attributes["output_zp"] = output_zp
+    return rc.spec_of(
+        [TensorDraw("input", shape, dt, values)],
+        [TensorDraw("output", (n, y.out, x.out, c), dt)],
+        attributes=attributes,
+        data_set=data_set,
+    )
+
+
+# -- pooling breakers ------------------------------------------------------------------
+
+
+def _attr(spec: CaseSpec, name: str) -> list[int]:
+    return [int(v) for v in spec.attributes[name]]
+
+
+def _bad_value(draw: st.DrawFn, low: int, high: int, label: str) -> int:
+    """A value in [low, high], usually near the boundary the rule draws."""
+    near = st.integers(max(low, high - 3), high) if high - low > 3 else st.integers(low, high)
+    return draw(st.one_of(near, st.integers(low, high)), label=label)
+
+
+def _below_one(attribute: str, clause: str) -> None:
+    @breaks(*POOLS, clause=clause)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        out = broken(spec, clause)
+        vals = _attr(spec, attribute)
+        i = draw(st.integers(0, 1), label=f"{attribute} element")
+        vals[i] = _bad_value(draw, I32_MIN, 0, f"{attribute} below 1")
+        out.attributes[attribute] = tuple(vals)
+        return out
+
+    fn.__name__ = f"{attribute}_below_one"
+
+
+_below_one("kernel", "kernel_y < 1 || kernel_x < 1")
+_below_one("stride", "stride_y < 1 || stride_x < 1")
+
+PAD_NEGATIVE = "pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0"
+
+
+@breaks(*POOLS, clause=PAD_NEGATIVE)
+def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    out = broken(spec, PAD_NEGATIVE)
+    pad = _attr(spec, "pad")
+    i = draw(st.integers(0, 3), label="pad element")
+    pad[i] = _bad_value(draw, I32_MIN, -1, "negative pad")
+    out.attributes["pad"] = tuple(pad)
+    return out
+
+
+def _pad_not_below_kernel(pads: tuple[int, int], k: int, clause: str) -> None:
+    @breaks(*POOLS, clause=clause)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """A pad of the kernel size or a little more (the level keeps pads within
+        MAX_KERNEL, beyond which the case would be a level case instead)."""
+        out = broken(spec, clause)
+        pad = _attr(spec, "pad")
+        kernel = _attr(spec, "kernel")[k]
+        i = draw(st.sampled_from(pads), label="pad element")
+        top = min(rc.level["MAX_KERNEL"], kernel + 3)
+        pad[i] = draw(st.integers(kernel, max(kernel, top)), label="pad at least the kernel")
+        out.attributes["pad"] = tuple(pad)
+        return out
+
+    fn.__name__ = f"pad_not_below_kernel_{k}"
+
+
+# pad = [top, bottom, left, right], kernel = [y, x]; the x rule is checked first.
+_pad_not_below_kernel((2, 3), 1, "pad_right >= kernel_x || pad_left >= kernel_x")
+_pad_not_below_kernel((0, 1), 0, "pad_top >= kernel_y || pad_bottom >= kernel_y")
+
+IDIV_H = "input1 % input2 != 0 (idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y))"
+IDIV_W = "input1 % input2 != 0 (idiv_check(IW + pad_left + pad_right - kernel_x, stride_x))"
+OH_CLAUSE = "OH != idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y) + 1"
+OW_CLAUSE = "OW != idiv_check(IW + pad_left + pad_right - kernel_x, stride_x) + 1"
+
+
+def _idiv_breaker(axis: int, clause: str) -> None:
+    """axis 0: y (IH, pads 0 and 1), 1: x (IW, pads 2 and 3)."""
+
+    @breaks(*POOLS, clause=clause)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """A stride of 2 or more that does not divide the padded extent: the stride
+        kept (or raised from 1), the input grown by less than a stride if needed."""
+        out = broken(spec, clause)
+        stride = _attr(spec, "stride")
+        kernel = _attr(spec, "kernel")[axis]
+        pad = _attr(spec, "pad")
+        s = stride[axis] if stride[axis] >= 2 else draw(st.integers(2, 4), label="new stride")
+        stride[axis] = s
+        shape = list(spec.inputs[0].shape)
+        span = shape[1 + axis] + pad[2 * axis] + pad[2 * axis + 1] - kernel
+        if span % s == 0:
+            shape[1 + axis] += draw(st.integers(1, s - 1), label="input grown by")
+        out.attributes["stride"] = tuple(stride)
+        _reshape(out, "input", tuple(shape))
+        return out
+
+    fn.__name__ = f"idiv_breaker_{axis}"
+
+
+def _out_size_breaker(axis: int, clause: str) -> None:
+    @breaks(*POOLS, clause=clause)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """An output one to three larger or smaller (never below 1)."""
+        out = broken(spec, clause)
+        shape = list(spec.outputs[0].shape)
+        d = draw(st.integers(1, 3), label="output size off by")
+        if shape[1 + axis] > d and draw(st.booleans(), label="smaller"):
+            shape[1 + axis] -= d
+        else:
+            shape[1 + axis] += d
+        _reshape(out, "output", tuple(shape))
+        return out
+
+    fn.__name__ = f"out_size_breaker_{axis}"
+
+
+_idiv_breaker(0, IDIV_H)
+_idiv_breaker(1, IDIV_W)
+_out_size_breaker(0, OH_CLAUSE)
+_out_size_breaker(1, OW_CLAUSE)
+
+
+def _other_rank_4d(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A rank-3 or rank-5 version of a 4D shape (same element count)."""
+    if draw(st.booleans(), label="rank 5 rather than 3"):
+        return (1, *shape)
+    return (shape[0] * shape[1], *shape[2:])
+
+
+@breaks(*POOLS, clause=INPUTS_CLAUSE)
+def pool_input_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    out = broken(spec, INPUTS_CLAUSE)
+    _reshape(out, "input", _other_rank_4d(draw, spec.inputs[0].shape))
+    return out
+
+
+@breaks(*POOLS, clause=OUTPUTS_CLAUSE)
+def pool_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """An output whose N or C is not the input's, or of rank 3 or 5."""
+    out = broken(spec, OUTPUTS_CLAUSE)
+    shape = list(spec.outputs[0].shape)
+    how = draw(st.sampled_from(["N", "C", "rank"]), label="output made wrong")
+    if how == "rank":
+        _reshape(out, "output", _other_rank_4d(draw, tuple(shape)))
+        return out
+    dim = 0 if how == "N" else 3
+    shape[dim] += draw(st.integers(1, 3), label="added to it")
+    _reshape(out, "output", tuple(shape))
+    return out
+
+
+@breaks(*POOLS, clause=ATTRIBUTES_CLAUSE)
+def pool_attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """kernel, stride or pad with one element too many or too few."""
+    out = broken(spec, ATTRIBUTES_CLAUSE)
+    name = draw(st.sampled_from(["kernel", "stride", "pad"]), label="attribute")
+    vals = _attr(spec, name)
+    if draw(st.booleans(), label="one more element"):
+        vals.append(vals[-1])
+    else:
+        vals.pop()
+    out.attributes[name] = tuple(vals)
+    return out
+
+
+def _is_int(rc: RecipeContext) -> bool:
+    return rc.dtype("in_out_t").is_int
+
+
+def _not_i8(rc: RecipeContext) -> bool:
+    dt = rc.dtype("in_out_t")
+    return not (dt.is_int and dt.bits == 8)
+
+
+# Static ``applies`` tests rather than a None from the breaker: a breaker that can
+# never apply to a mode would make Hypothesis redraw valid cases until it gives up.
+@breaks("AVG_POOL2D", clause=ATTRIBUTES_CLAUSE, applies=_is_int)
+def zero_point_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """An i8 zero point outside the type: the attribute is in_out_t."""
+    dt = rc.dtype("in_out_t")
+    if not dt.is_int:
+        return None
+    out = broken(spec, ATTRIBUTES_CLAUSE)
+    name = draw(st.sampled_from(["input_zp", "output_zp"]), label="zero point")
+    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    out.attributes[name] = draw(
+        st.one_of(st.integers(hi + 1, I32_MAX), st.integers(I32_MIN, lo - 1)), label="zp"
+    )
+    return out
+
+
+def _zero_point_breaker(name: str, clause: str) -> None:
+    @breaks("AVG_POOL2D", clause=clause, applies=_not_i8)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        """A non-zero zero point where the type is not i8 (i16 or float)."""
+        dt = rc.dtype("in_out_t")
+        if dt.is_int and dt.bits == 8:
+            return None
+        out = broken(spec, clause)
+        if dt.is_int:
+            zp: int | float = draw(
+                st.integers(int(dt.min), int(dt.max)).filter(bool),  # type: ignore[arg-type]
+                label=name,
+            )
+        else:
+            zp = draw(st.sampled_from([1.0, -1.0, 0.5, -128.0, 127.0]), label=name)
+        out.attributes[name] = zp
+        if name == "output_zp":
+            # input_zp is checked first and stays valid (zero).
+            out.attributes["input_zp"] = 0.0 if dt.is_float else 0
+        return out
+
+    fn.__name__ = f"{name}_not_i8"
+
+
+_zero_point_breaker("input_zp", "in_out_t != i8_t && input_zp != 0")
+_zero_point_breaker("output_zp", "in_out_t != i8_t && output_zp != 0")
+
+
+@breaks("AVG_POOL2D", clause=TYPE_CLAUSE)
+def acc_type_unsupported(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """An acc_type no mode pairs with this in_out_t (fp16 with INT32, i8 with FP32 ...)."""
+    dt = rc.dtype("in_out_t")
+    allowed = {m.dtype("acc_t") for m in rc.op_spec.modes if m.dtype("in_out_t") is dt}
+    others = sorted(name for name, acc in ACC_TYPES.items() if acc not in allowed)
+    out = broken(spec, TYPE_CLAUSE)
+    out.attributes["acc_type"] = draw(st.sampled_from(others), label="acc_type")
+    return out
+
+
+# -- FFT2D / RFFT2D -------------------------------------------------------------------------
+
+
+def _out_width(op: str, w: int) -> int:
+    return w if op == "FFT2D" else w // 2 + 1
+
+
+def _fft_geometry(
+    draw: st.DrawFn, rc: RecipeContext, many_outputs: bool, max_plane: int
+) -> tuple[int, int, int]:
+    """(N, H, W) with H, W powers of two, H * W <= ``max_plane`` and every tensor
+    within the budget; ``many_outputs`` asks for at least MIN_DOT_PRODUCTS outputs per
+    output tensor."""
+    budget = rc.budget.max_elements
+    cap = max(1, min(rc.budget.max_dim, rc.level["MAX_KERNEL"], budget))
+    logs = range(cap.bit_length())  # 2**e <= cap
+    if many_outputs:
+        fits = []
+        for eh in logs:
+            for ew in logs:
+                h, w = 1 << eh, 1 << ew
+                n = -(-MIN_DOT_PRODUCTS // (h * _out_width(rc.name, w)))
+                if n * h * w <= budget:
+                    fits.append((n, h, w))
+        if fits:
+            n_min, h, w = draw(st.sampled_from(fits), label="H, W")
+            n = draw(st.integers(n_min, budget // (h * w)), label="N")
+            return n, h, w
+    plane = max(1, min(budget, max_plane))
+    h = 1 << draw(st.integers(0, min(cap, plane).bit_length() - 1), label="log2 H")
+    room = max(1, min(cap, plane // h))
+    w = 1 << draw(st.integers(0, room.bit_length() - 1), label="log2 W")
+    n = draw(st.integers(1, max(1, min(rc.budget.max_dim, budget // (h * w)))), label="N")
+    return n, h, w
+
+
+@recipe("FFT2D", "RFFT2D")
+def fft(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    data_set = _data_set(draw, rc)
+    # No REQUIRE: inf and NaN make their plane's outputs inf/NaN, which is valid; the
+    # unit range keeps most sums well inside the type.
+    r = _float_regime(draw, dt, ValueRange(-1.0, 1.0)) if data_set < 0 else None
+    # The reference sums a plane holding inf or NaN term by term (IEEE specials, not
+    # rounding, decide it), O((H*W)**2): with special values, planes stay at 32 x 32.
+    specials = data_set < 0 and r is None
+    max_plane = SPECIAL_PLANE if specials else rc.budget.max_elements
+    n, h, w = _fft_geometry(draw, rc, data_set in STATISTICAL_SETS, max_plane)
+    shape = (n, h, w)
+    names = ["input_real", "input_imag"] if rc.name == "FFT2D" else ["input_real"]
+    if data_set >= 0:
+        drawn = dataset_inputs(
+            rc.name,
+            data_set,
+            dict.fromkeys(names, shape),
+            dict.fromkeys(names, dt),
+            acc_dtype=dt,
+        )
+        inputs = [TensorDraw(a, shape, dt, drawn[a]) for a in names]
+    else:
+        inputs = [rc.tensor(draw, a, dt, shape, r) for a in names]
+    out_shape = (n, h, _out_width(rc.name, w))
+    attributes: dict[str, Any] = {}
+    if rc.name == "FFT2D":
+        attributes["inverse"] = draw(st.booleans(), label="inverse")
+    local_bound = draw(st.sampled_from([None, False, True]), label="local_bound")
+    if local_bound is not None:  # absent: the default, false
+        attributes["local_bound"] = local_bound
+    outputs = [TensorDraw(a, out_shape, dt) for a in ("output_real", "output_imag")]
+    return rc.spec_of(inputs, outputs, attributes=attributes, data_set=data_set)
+
+
+def _not_power_of_two(draw: st.DrawFn, size: int, label: str) -> int:
+    """A size that is no power of two, near ``size`` (3, 5, 6, 7, 9, ...)."""
+    candidates = [v for v in range(3, max(8, 2 * size) + 1) if v & (v - 1)]
+    return draw(st.sampled_from(candidates), label=label)
+
+
+def _fft_dim_breaker(dim: int, clause: str) -> None:
+    """dim 1: H, 2: W; every tensor changes with it, so only the power-of-two rule
+    breaks (RFFT2D's outputs take W/2 + 1 of the new W)."""
+
+    @breaks(*FFTS, clause=clause)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        out = broken(spec, clause)
+        size = _not_power_of_two(draw, spec.inputs[0].shape[dim], "size")
+        for t in spec.inputs:
+            _reshape(out, t.name, tuple(size if i == dim else d for i, d in enumerate(t.shape)))
+        out_size = size if dim == 1 else _out_width(rc.name, size)
+        for t in spec.outputs:
+            shape = tuple(out_size if i == dim else d for i, d in enumerate(t.shape))
+            _reshape(out, t.name, shape)
+        return out
+
+    fn.__name__ = f"fft_dim_breaker_{dim}"
+
+
+_fft_dim_breaker(1, "!power_of_two(H)")
+_fft_dim_breaker(2, "!power_of_two(W)")
+
+
+@breaks(*FFTS, clause=INPUTS_CLAUSE)
+def fft_inputs(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """input_real of rank 2 or 4, or (FFT2D) an imaginary part of another shape."""
+    out = broken(spec, INPUTS_CLAUSE)
+    shape = spec.inputs[0].shape
+    if rc.name == "FFT2D" and draw(st.booleans(), label="imaginary part mismatched"):
+        dim = draw(st.integers(0, 2), label="dimension made wrong")
+        # Doubling keeps H and W powers of two: only the shape agreement breaks.
+        _reshape(out, "input_imag", tuple(d * 2 if i == dim else d for i, d in enumerate(shape)))
+        return out
+    if draw(st.booleans(), label="rank 4 rather than 2"):
+        _reshape(out, "input_real", (1, *shape))
+    else:
+        _reshape(out, "input_real", (shape[0] * shape[1], shape[2]))
+    return out
