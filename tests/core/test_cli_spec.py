@@ -142,3 +142,13 @@ def test_installed_console_script_imports_our_package(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[1]["name"] == "8K"
+
+
+def test_arm_tools_still_find_their_conformance_modules() -> None:
+    # tosa-tools puts modules in a 'conformance' folder of its own; our package extends
+    # its path so that Arm's tools (tosa_verif_build_tests) keep working beside it.
+    pytest.importorskip("tosa_serializer", reason="tosa-tools (the 'arm' extra) not installed")
+    import importlib
+
+    module = importlib.import_module("conformance.model_files")
+    assert "site-packages" in str(module.__file__)
