@@ -105,7 +105,7 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
         if options.levels and rank_limited(spec, m.operator) and not _graph_recipe(m.operator):
             jobs.append(Job(m.operator, m.mode, "valid", 0, level_case="at"))
             jobs.append(Job(m.operator, m.mode, "level", 0, level_case="above"))
-        if options.negative and not _graph_recipe(m.operator):
+        if options.negative:
             rc = RecipeContext(spec, op_spec, m, claim.level, Budget())
             seen: set[str] = set()
             for entry in breakers_for(m.operator, rc):
@@ -120,8 +120,8 @@ GRAPH_RECIPES = frozenset({"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE"
 
 
 def _graph_recipe(operator: str) -> bool:
-    """Operators whose recipes build whole graphs (several blocks or operators): their
-    error cases come from their own modules, and they have no rank level cases."""
+    """Operators whose recipes build whole graphs (several blocks or operators): they
+    have no rank level cases."""
     return operator in GRAPH_RECIPES
 
 

@@ -27,6 +27,11 @@ from reference.engine import Evaluator
 from reference.outcome import Outcome
 
 
+class NotDescribable(ValueError):
+    """No compliance rule of the spec covers this output (e.g. floating-point results of
+    arithmetic inside control-flow blocks)."""
+
+
 @dataclass
 class OutputCheck:
     descriptor: ComplianceDescriptor
@@ -62,6 +67,10 @@ class DescribeContext:
     @property
     def spec(self) -> Spec:
         return self.evaluator.spec
+
+    @property
+    def block_graph(self) -> Graph:
+        return self.evaluator.graph
 
     def arg(self, name: str) -> np.ndarray:
         return np.asarray(self.values[self.operands.inputs[name][0]])

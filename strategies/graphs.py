@@ -1,0 +1,624 @@
+"""Cases that are whole graphs: error cases of the graph-building recipes, and chains
+of several operators.
+
+Graph-building recipes (COND_IF, WHILE_LOOP, the variable operators) return a
+:class:`Case` directly, so the breakers of :mod:`strategies.invalid`, which edit a
+single-operator :class:`CaseSpec`, cannot break them.  Their error cases register here
+instead (``@graph_breaks``): a function ``(draw, rc) -> Case | None`` that draws the
+whole graph with exactly one rule broken.  :func:`graph_invalid_cases` is the
+counterpart of ``strategies.invalid.invalid_cases`` for them.
+
+:func:`graph_cases` draws chains of 2-5 operators (see the second half of the module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from conformance import dtypes
+from conformance.builder import GraphBuilder, GraphError, check_operator
+from conformance.dtypes import DType
+from conformance.spec import Level, Spec, TypeSupport
+from reference import compliance
+from reference.engine import EvaluationError, evaluate, to_storage
+from strategies.case import Case, CaseSpec, TensorDraw
+from strategies.recipes import RecipeContext, load_all
+from strategies.shapes import Budget
+from strategies.values import ValueRange, tensor_values
+
+# -- error cases of graph-building recipes ---------------------------------------------
+
+GraphBreaker = Callable[[st.DrawFn, RecipeContext], Case | None]
+
+
+@dataclass(frozen=True)
+class GraphBreakerEntry:
+    """Like ``strategies.invalid.BreakerEntry``, for a recipe that builds graphs."""
+
+    operator: str
+    clause: str
+    fn: GraphBreaker
+    optional: bool = False  # may return None for some modes or levels
+    applies: None = None  # as BreakerEntry: every graph breaker applies to every mode
+
+
+GRAPH_BREAKERS: list[GraphBreakerEntry] = []
+
+
+def graph_breaks(
+    *operators: str, clause: str, optional: bool = False
+) -> Callable[[GraphBreaker], GraphBreaker]:
+    """Register a graph breaker; ``optional`` when it cannot apply everywhere (the
+    nesting error needs a level whose MAX_NESTING is small enough to reach)."""
+
+    def register(fn: GraphBreaker) -> GraphBreaker:
+        for op in operators:
+            GRAPH_BREAKERS.append(GraphBreakerEntry(op, clause, fn, optional))
+        return fn
+
+    return register
+
+
+def graph_breakers_for(operator: str) -> list[GraphBreakerEntry]:
+    load_all()  # the recipe modules register their graph breakers
+    return [b for b in GRAPH_BREAKERS if b.operator == operator]
+
+
+def builds_graphs(operator: str) -> bool:
+    """Whether ``operator``'s error cases come from :func:`graph_invalid_cases` (its
+    recipe builds the graph itself) rather than from CaseSpec breakers."""
+    return bool(graph_breakers_for(operator))
+
+
+def graph_invalid_cases(
+    spec: Spec,
+    operator: str,
+    mode: str,
+    level: Level,
+    budget: Budget | None = None,
+    clause: str | None = None,
+) -> st.SearchStrategy[Case]:
+    """Cases that break one rule of a graph-building ``operator`` (optionally a given
+    clause): the same contract as ``strategies.invalid.invalid_cases``."""
+    op_spec = spec.operator(operator)
+    rc = RecipeContext(spec, op_spec, op_spec.mode(mode), level, budget or Budget())
+    entries = [b for b in graph_breakers_for(op_spec.name) if clause in (None, b.clause)]
+    if not entries:
+        raise LookupError(f"no graph breaker for {op_spec.name} {clause or ''}".strip())
+
+    @st.composite
+    def draw_case(draw: st.DrawFn) -> Case:
+        entry = draw(st.sampled_from(entries), label="rule broken")
+        case = entry.fn(draw, rc)
+        if case is None:
+            reject()
+        assert case is not None
+        return case
+
+    return draw_case()
+
+
+# -- chains of operators ---------------------------------------------------------------
+#
+# A chain starts with a one-operator case drawn by that operator's recipe and appends
+# operators that take the previous output: element-wise operators of its type, layout
+# changes, reductions, and type changes (CAST, MUL i8/i16 -> i32, comparisons -> bool,
+# SELECT, ARGMAX).  Each appended operator is evaluated on the values it will really
+# see, so integer operands are drawn in the range that keeps its REQUIREs (no overflow)
+# and a choice that still fails is replaced by another kind of operator.
+#
+# A vector checks the graph's output by the rule of the operator that produces it, on
+# the reference's values of that operator's inputs.  That is only right when every
+# floating-point result before it has one correct value, so operators whose rule is
+# not "exact" or "correctly rounded" (EXP, a float REDUCE_SUM, the convolutions ...)
+# may only end a chain.
+
+
+@dataclass
+class Current:
+    """The tensor the next operator of a chain takes, with the values it holds."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    values: np.ndarray
+
+
+@dataclass
+class Step:
+    """One operator appended to a chain: ``inputs`` name its operands in order (the
+    current tensor among them); ``operands`` are the tensors the step adds."""
+
+    op: str
+    inputs: list[str]
+    operands: list[TensorDraw]
+    output: TensorDraw
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chain:
+    spec: Spec
+    level: Level
+    budget: Budget
+    ops: frozenset[str] | None  # the operators a chain may hold (None: any)
+
+    def mode(self, op: str, var: str, dt: DType) -> TypeSupport | None:
+        """The first mode of ``op`` that binds ``var`` to ``dt``, if ``op`` may be used."""
+        if op not in self.spec.operators or (self.ops is not None and op not in self.ops):
+            return None
+        for m in self.spec.operator(op).modes:
+            if m.bindings.get(var) not in (None, "-") and m.dtype(var) is dt:
+                return m
+        return None
+
+    @property
+    def max_rank(self) -> int:
+        return int(self.level["MAX_RANK"])
+
+
+CHAINABLE = frozenset(
+    {
+        dtypes.BOOL,
+        dtypes.I8,
+        dtypes.I16,
+        dtypes.I32,
+        dtypes.FP8E4M3,
+        dtypes.FP8E5M2,
+        dtypes.FP16,
+        dtypes.BF16,
+        dtypes.FP32,
+    }
+)
+UNARY = ("ABS", "NEGATE", "BITWISE_NOT", "LOGICAL_NOT", "CEIL", "FLOOR", "CLZ", "IDENTITY")
+UNARY_LAST = ("EXP", "LOG", "RECIPROCAL", "RSQRT", "SIN", "COS", "TANH", "SIGMOID", "ERF")
+SHIFTS = ("ARITHMETIC_RIGHT_SHIFT", "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT")
+BINARY = (
+    "ADD",
+    "SUB",
+    "MUL",
+    "MAXIMUM",
+    "MINIMUM",
+    "BITWISE_AND",
+    "BITWISE_OR",
+    "BITWISE_XOR",
+    "LOGICAL_AND",
+    "LOGICAL_OR",
+    "LOGICAL_XOR",
+    *SHIFTS,
+    "INTDIV",
+    "POW",
+    "EQUAL",
+    "GREATER",
+    "GREATER_EQUAL",
+)
+REDUCE = ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL", "REDUCE_SUM", "ARGMAX")
+LAYOUT = ("RESHAPE", "TRANSPOSE", "REVERSE", "SLICE", "TILE")
+
+
+def deterministic(op: str) -> bool:
+    """Whether ``op``'s floating-point results have one right value (exact, or
+    correctly rounded), so a later operator may take them."""
+    return (
+        op in compliance.EXACT_OPERATORS
+        or op in compliance.DATA_MOVEMENT_OPERATORS
+        or op in compliance.COMPARISON_OPERATORS
+        or compliance.ULP_OPERATORS.get(op) == 0.5
+    )
+
+
+def _in_var(mode: TypeSupport) -> str:
+    return "in_out_t" if "in_out_t" in mode.bindings else "in_t"
+
+
+def _out_type(mode: TypeSupport) -> DType:
+    return mode.dtype("out_t" if "out_t" in mode.bindings else "in_out_t")
+
+
+def _find_mode(ch: Chain, op: str, dt: DType) -> TypeSupport | None:
+    return ch.mode(op, "in_out_t", dt) or ch.mode(op, "in_t", dt)
+
+
+def _operand(
+    draw: st.DrawFn, name: str, shape: tuple[int, ...], dt: DType, r: ValueRange | None = None
+) -> TensorDraw:
+    return TensorDraw(name, shape, dt, draw(tensor_values(dt, shape, r, label=name)))
+
+
+def _shape_input(name: str, values: list[int]) -> TensorDraw:
+    arr = np.array(values, dtype=np.int64)
+    return TensorDraw(name, (len(values),), dtypes.SHAPE, arr, const=True)
+
+
+def _broadcast_to(draw: st.DrawFn, shape: tuple[int, ...], label: str) -> tuple[int, ...]:
+    """A shape TOSA broadcasts to ``shape``: each dimension its own or 1."""
+    return tuple(
+        d if draw(st.booleans(), label=f"{label}: dim {i} kept") else 1 for i, d in enumerate(shape)
+    )
+
+
+def _int_operand_range(op: str, dt: DType, cur: Current, first: bool) -> ValueRange | None:
+    """Values of the other operand of ``op`` that keep its REQUIREs for every value of
+    ``cur`` (None: any value of the type)."""
+    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    v = cur.values.astype(np.int64)
+    cmin, cmax = (int(v.min()), int(v.max())) if v.size else (0, 0)
+    if op == "ADD":
+        return ValueRange(low=lo - cmin, high=hi - cmax)
+    if op == "SUB":
+        if first:  # cur - x
+            return ValueRange(low=cmax - hi, high=cmin - lo)
+        return ValueRange(low=lo + cmax, high=hi + cmin)  # x - cur
+    if op == "MUL" and dt is dtypes.I32:
+        k = hi // max(abs(cmin), abs(cmax), 1)
+        return ValueRange(low=-k, high=k)
+    if op == "ARITHMETIC_RIGHT_SHIFT":
+        return ValueRange(low=0, high=dt.bits - 1)
+    if op in SHIFTS:
+        return ValueRange(low=0, high=31)
+    if op == "INTDIV":
+        return ValueRange(nonzero=True)
+    return None
+
+
+Glue = Callable[[st.DrawFn, Chain, Current, str, bool], "Step | None"]
+
+
+def _unary(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    names = [op for op in (*UNARY, *(UNARY_LAST if last else ())) if _find_mode(ch, op, cur.dtype)]
+    if not names:
+        return None
+    op = draw(st.sampled_from(names), label=f"{p}unary")
+    attributes: dict[str, Any] = {}
+    if op == "NEGATE":
+        zero = 0.0 if cur.dtype.is_float else 0
+        attributes = {"input1_zp": zero, "output_zp": zero}
+    out = TensorDraw(f"{p}out", cur.shape, cur.dtype)
+    return Step(op, [cur.name], [], out, attributes)
+
+
+def _binary(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    """cur (op) x or x (op) cur, x a graph input of a shape that broadcasts to cur's."""
+    dt = cur.dtype
+    names = [op for op in BINARY if _find_mode(ch, op, dt) and (last or op != "POW")]
+    if not names:
+        return None
+    op = draw(st.sampled_from(names), label=f"{p}binary")
+    mode = _find_mode(ch, op, dt)
+    assert mode is not None
+    # the shifts and INTDIV keep cur as the value shifted or divided
+    first = op in (*SHIFTS, "INTDIV") or draw(st.booleans(), label=f"{p}current first")
+    r = _int_operand_range(op, dt, cur, first) if dt.is_int else None
+    x = _operand(draw, f"{p}x", _broadcast_to(draw, cur.shape, f"{p}x"), dt, r)
+    inputs = [cur.name, x.name] if first else [x.name, cur.name]
+    operands = [x]
+    attributes: dict[str, Any] = {}
+    if op == "MUL":
+        shift = TensorDraw(f"{p}shift", (), dtypes.I8, np.array(0, np.int8), const=True)
+        inputs.append(shift.name)
+        operands.append(shift)
+    if op == "ARITHMETIC_RIGHT_SHIFT":
+        attributes["round"] = draw(st.booleans(), label=f"{p}round")
+    out = TensorDraw(f"{p}out", cur.shape, _out_type(mode))
+    return Step(op, inputs, operands, out, attributes)
+
+
+def _clamp(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    dt = cur.dtype
+    if not _find_mode(ch, "CLAMP", dt):
+        return None
+    bounds: list[int] | list[float]
+    if dt.is_int:
+        bound = st.integers(int(dt.min), int(dt.max))  # type: ignore[arg-type]
+        bounds = sorted(draw(st.tuples(bound, bound), label=f"{p}bounds"))
+    else:  # finite bounds of the type: a NaN bound is a REQUIRE failure
+        pair = draw(st.tuples(st.floats(-1000, 1000), st.floats(-1000, 1000)), label=f"{p}bounds")
+        bounds = sorted(float(np.float64(v).astype(dt.storage)) for v in pair)
+    out = TensorDraw(f"{p}out", cur.shape, dt)
+    return Step("CLAMP", [cur.name], [], out, {"min_val": bounds[0], "max_val": bounds[1]})
+
+
+def _cast(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    if ch.ops is not None and "CAST" not in ch.ops:
+        return None
+    modes = [m for m in ch.spec.operator("CAST").modes if m.dtype("in_t") is cur.dtype]
+    targets = [m.dtype("out_t") for m in modes if m.dtype("out_t") in CHAINABLE]
+    if not targets:
+        return None
+    target = draw(st.sampled_from(targets), label=f"{p}cast to")
+    return Step("CAST", [cur.name], [], TensorDraw(f"{p}out", cur.shape, target))
+
+
+def _select(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    """SELECT(cur, a, b) for a bool cur; else SELECT(c, cur, x) or SELECT(c, x, cur)."""
+    if cur.dtype is dtypes.BOOL:
+        modes = [
+            m
+            for m in ch.spec.operator("SELECT").modes
+            if ch.mode("SELECT", "in_out_t", m.dtype("in_out_t"))
+        ]
+        if not modes:
+            return None
+        dt = draw(st.sampled_from([m.dtype("in_out_t") for m in modes]), label=f"{p}type")
+        a = _operand(draw, f"{p}a", _broadcast_to(draw, cur.shape, f"{p}a"), dt)
+        b = _operand(draw, f"{p}b", _broadcast_to(draw, cur.shape, f"{p}b"), dt)
+        out = TensorDraw(f"{p}out", cur.shape, dt)
+        return Step("SELECT", [cur.name, a.name, b.name], [a, b], out)
+    if not ch.mode("SELECT", "in_out_t", cur.dtype):
+        return None
+    c = _operand(draw, f"{p}c", _broadcast_to(draw, cur.shape, f"{p}c"), dtypes.BOOL)
+    x = _operand(draw, f"{p}x", _broadcast_to(draw, cur.shape, f"{p}x"), cur.dtype)
+    pair = (
+        [cur.name, x.name] if draw(st.booleans(), label=f"{p}current first") else [x.name, cur.name]
+    )
+    return Step("SELECT", [c.name, *pair], [c, x], TensorDraw(f"{p}out", cur.shape, cur.dtype))
+
+
+def _reduce(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    if not cur.shape:
+        return None
+    names = [op for op in REDUCE if _find_mode(ch, op, cur.dtype)]
+    if not names:
+        return None
+    op = draw(st.sampled_from(names), label=f"{p}reduction")
+    mode = _find_mode(ch, op, cur.dtype)
+    assert mode is not None
+    axis = draw(st.integers(0, len(cur.shape) - 1), label=f"{p}axis")
+    if op == "ARGMAX":
+        shape = cur.shape[:axis] + cur.shape[axis + 1 :]
+    else:
+        shape = tuple(1 if i == axis else d for i, d in enumerate(cur.shape))
+    out = TensorDraw(f"{p}out", shape, _out_type(mode))
+    return Step(op, [cur.name], [], out, {"axis": axis})
+
+
+def _refactor(draw: st.DrawFn, size: int, max_rank: int, label: str) -> tuple[int, ...]:
+    """A shape of ``size`` elements: its prime factors spread over a drawn rank."""
+    factors, n, f = [], size, 2
+    while n > 1:
+        while n % f == 0:
+            factors.append(f)
+            n //= f
+        f += 1
+    rank = draw(st.integers(1, max_rank), label=f"{label}: rank")
+    dims = [1] * rank
+    for f in factors:
+        dims[draw(st.integers(0, rank - 1), label=f"{label}: factor {f}")] *= f
+    return tuple(dims)
+
+
+def _layout(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
+    if not cur.shape:
+        return None
+    names = [op for op in LAYOUT if ch.mode(op, "in_out_t", cur.dtype)]
+    if not names:
+        return None
+    op = draw(st.sampled_from(names), label=f"{p}layout")
+    shape, rank = cur.shape, len(cur.shape)
+    operands: list[TensorDraw] = []
+    attributes: dict[str, Any] = {}
+    if op == "RESHAPE":
+        new = _refactor(draw, int(np.prod(shape)), ch.max_rank, f"{p}shape")
+        operands = [_shape_input(f"{p}shape", list(new))]
+    elif op == "TRANSPOSE":
+        perms = tuple(draw(st.permutations(range(rank)), label=f"{p}perms"))
+        new = tuple(shape[i] for i in perms)
+        attributes["perms"] = perms
+    elif op == "REVERSE":
+        new = shape
+        attributes["axis"] = draw(st.integers(0, rank - 1), label=f"{p}axis")
+    elif op == "SLICE":
+        start = [draw(st.integers(0, d - 1), label=f"{p}start {i}") for i, d in enumerate(shape)]
+        new = tuple(
+            draw(st.integers(1, d - s), label=f"{p}size {i}")
+            for i, (d, s) in enumerate(zip(shape, start, strict=True))
+        )
+        operands = [_shape_input(f"{p}start", start), _shape_input(f"{p}size", list(new))]
+    else:  # TILE, within the element budget
+        room = ch.budget.max_elements // max(1, int(np.prod(shape)))
+        multiples = []
+        for i in range(rank):
+            m = draw(st.integers(1, max(1, min(3, room))), label=f"{p}multiple {i}")
+            room //= m
+            multiples.append(m)
+        new = tuple(d * m for d, m in zip(shape, multiples, strict=True))
+        operands = [_shape_input(f"{p}multiples", multiples)]
+    inputs = [cur.name, *(t.name for t in operands)]
+    return Step(op, inputs, operands, TensorDraw(f"{p}out", new, cur.dtype), attributes)
+
+
+# Kinds of operator to append, weighted roughly by how many operators each offers; the
+# first kind of a drawn order is tried first, the others if it has nothing valid.
+GLUES: tuple[Glue, ...] = (
+    *[_binary] * 4,
+    *[_unary] * 2,
+    *[_layout] * 2,
+    _reduce,
+    _cast,
+    _select,
+    _clamp,
+)
+
+
+def _run_step(ch: Chain, cur: Current, step: Step) -> np.ndarray | None:
+    """The values ``step`` computes from ``cur`` as the next operator reads them, or
+    None when the reference does not find the step valid."""
+    g = GraphBuilder(ch.spec, strict=False)
+    main = g.block()
+    main.input(cur.name, cur.shape, cur.dtype)
+    inputs = {cur.name: cur.values}
+    for t in step.operands:
+        if t.const:
+            main.tensor(t.name, t.shape, t.dtype, data=t.values)
+        else:
+            main.input(t.name, t.shape, t.dtype)
+            inputs[t.name] = t.values  # type: ignore[assignment]
+    out = step.output
+    main.tensor(out.name, out.shape, out.dtype)
+    try:
+        main.op(step.op, step.inputs, [out.name], **step.attributes)
+        main.output(out.name)
+        outcome = evaluate(g.build(), inputs, spec=ch.spec, level=ch.level)
+    except (GraphError, EvaluationError):
+        return None
+    if outcome.kind != "valid" or g.problems:
+        return None
+    return to_storage(outcome.outputs[out.name], out.dtype)
+
+
+def _next_step(
+    draw: st.DrawFn, ch: Chain, cur: Current, k: int, last: bool
+) -> tuple[Step, Current] | None:
+    """An operator that takes ``cur`` and is valid on its values, with its result."""
+    order = draw(st.permutations(GLUES), label=f"op{k}: kinds tried")
+    for glue in dict.fromkeys(order):  # each kind once, in the order drawn
+        step = glue(draw, ch, cur, f"op{k}_", last)
+        if step is None or not (last or not step.output.dtype.is_float or deterministic(step.op)):
+            continue
+        values = _run_step(ch, cur, step)
+        if values is not None:
+            out = step.output
+            return step, Current(out.name, out.shape, out.dtype, values)
+    return None
+
+
+def _output_type(op_spec: Any, mode: TypeSupport) -> DType | None:
+    arg = op_spec.outputs[0]
+    try:
+        if arg.element_type in mode.bindings:
+            return mode.dtype(arg.element_type)
+        return dtypes.dtype(arg.element_type)
+    except KeyError:
+        return None
+
+
+def first_modes(spec: Spec, ops: frozenset[str] | None = None) -> list[TypeSupport]:
+    """The (operator, mode) pairs a chain may start with: a single-operator recipe, one
+    tensor output of a type the chain operators take, and a float result only where it
+    has one right value."""
+    recipes = load_all()
+    out = []
+    for m in spec.modes():
+        op_spec = spec.operator(m.operator)
+        name = op_spec.name
+        if name not in recipes or builds_graphs(name) or (ops is not None and name not in ops):
+            continue
+        outs = op_spec.outputs
+        if len(outs) != 1 or outs[0].is_list or outs[0].type != "tensor_t":
+            continue
+        dt = _output_type(op_spec, m)
+        if dt in CHAINABLE and not (dt is not None and dt.is_float and not deterministic(name)):
+            out.append(m)
+    return out
+
+
+def _renamed(spec: CaseSpec, prefix: str) -> CaseSpec:
+    out = replace(spec)
+    out.inputs = [replace(t, name=prefix + t.name) for t in spec.inputs]
+    out.outputs = [replace(t, name=prefix + t.name) for t in spec.outputs]
+    return out
+
+
+def _build_chain(spec: Spec, first: CaseSpec, steps: list[Step]) -> Case:
+    g = GraphBuilder(spec)
+    main = g.block()
+    inputs: dict[str, np.ndarray] = {}
+
+    def add(t: TensorDraw) -> None:
+        if t.name in main.block.tensors:
+            return  # a tensor an operator takes twice
+        if t.const:
+            main.tensor(t.name, t.shape, t.dtype, data=t.values)
+        else:
+            main.input(t.name, t.shape, t.dtype)
+            assert t.values is not None
+            inputs[t.name] = t.values
+
+    for t in first.inputs:
+        add(t)
+    for t in first.outputs:
+        main.tensor(t.name, t.shape, t.dtype)
+    main.op(
+        first.operator,
+        [t.name for t in first.inputs],
+        [t.name for t in first.outputs],
+        **first.attributes,
+    )
+    last = main.block.operators[-1]
+    for step in steps:
+        for t in step.operands:
+            add(t)
+        main.tensor(step.output.name, step.output.shape, step.output.dtype)
+        last = main.op(step.op, step.inputs, [step.output.name], **step.attributes)
+    main.output(last.outputs[0])
+    graph = g.build()
+    mode, _ = check_operator(spec, last, graph.main.tensors)
+    assert mode is not None
+    names = [first.operator, *(s.op for s in steps)]
+    return Case(
+        graph=graph,
+        inputs=inputs,
+        operator=last.op,
+        mode=mode.mode,
+        strategy="graph:" + ">".join(names),
+        operators=names,
+    )
+
+
+def graph_cases(
+    spec: Spec,
+    level: Level,
+    budget: Budget | None = None,
+    ops: Iterable[str] | None = None,
+    length: tuple[int, int] = (2, 5),
+) -> st.SearchStrategy[Case]:
+    """Valid graphs of ``length`` operators in a chain, each taking the previous one's
+    output.  ``ops`` limits the operators a chain may hold (its first operator, drawn by
+    that operator's recipe, and every one appended); a chain that cannot grow to the
+    minimum length with them is rejected.  The Case names the last operator and its
+    mode; ``operators`` lists every operator in chain order."""
+    allowed = frozenset(o.upper() for o in ops) if ops is not None else None
+    ch = Chain(spec, level, budget or Budget(), allowed)
+    firsts = first_modes(spec, allowed)
+    if not firsts:
+        raise LookupError(
+            "no operator can start a chain" + (f" among {sorted(allowed)}" if allowed else "")
+        )
+    recipes = load_all()
+
+    @st.composite
+    def draw_case(draw: st.DrawFn) -> Case:
+        n = draw(st.integers(*length), label="operators")
+        m = draw(st.sampled_from(firsts), label="first operator")
+        op_spec = spec.operator(m.operator)
+        drawn = recipes[op_spec.name](draw, RecipeContext(spec, op_spec, m, level, ch.budget))
+        if not isinstance(drawn, CaseSpec) or drawn.kind != "valid":
+            reject()
+        assert isinstance(drawn, CaseSpec)
+        first = _renamed(drawn, "op0_")
+        case = first.build(spec)
+        outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
+        if outcome.kind != "valid":
+            reject()  # a recipe's rare miss
+        out = first.outputs[0]
+        cur = Current(
+            out.name, out.shape, out.dtype, to_storage(outcome.outputs[out.name], out.dtype)
+        )
+        steps: list[Step] = []
+        for k in range(1, n):
+            found = _next_step(draw, ch, cur, k, last=k == n - 1)
+            if found is None:
+                break
+            step, cur = found
+            steps.append(step)
+        if len(steps) + 1 < length[0]:
+            reject()
+        return _build_chain(spec, first, steps)
+
+    return draw_case()
