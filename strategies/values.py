@@ -122,7 +122,8 @@ def tensor_values(
     r = value_range or ValueRange()
     seed = draw(st.integers(0, 2**32 - 1), label=f"{label}: seed")
     dist = draw(st.integers(0, 2), label=f"{label}: distribution")
-    arr = _bulk(np.random.default_rng(seed), dt, shape, r, dist)
+    # asarray: a rank-0 draw must stay an array, so the overrides below land in it
+    arr = np.asarray(_bulk(np.random.default_rng(seed), dt, shape, r, dist))
     size = arr.size
     if size and r.specials:
         pool = [v for v in special_values(dt) if _allowed_special(v, dt, r)]

@@ -1,0 +1,628 @@
+"""Recipes and breakers for the data layout operators: CONCAT, PAD, RESHAPE, REVERSE,
+SLICE, TILE, TRANSPOSE.
+
+They move elements without computing on them, so every value (NaN, -0.0, integer
+extremes) stays valid; what the recipes draw with care is the shape arithmetic.  The
+shape arguments (padding, shape, start, size, multiples) are constant shape tensors.
+
+The small helpers at the top are shared with the other recipe modules of this group
+(reductions, scatter/gather, data nodes, shape operators).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from conformance import dtypes
+from conformance.dtypes import DType
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
+from strategies.case import CaseSpec, TensorDraw
+from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken
+from strategies.recipes import RecipeContext, recipe
+from strategies.shapes import Budget, shapes
+
+# -- helpers shared by this group's modules ---------------------------------------------
+
+
+def shape_tensor(name: str, values: Sequence[int]) -> TensorDraw:
+    """A constant shape_t input (padding, start, multiples ...)."""
+    arr = np.array([int(v) for v in values], dtype=np.int64)
+    return TensorDraw(name, (len(arr),), dtypes.SHAPE, arr, const=True)
+
+
+def find(spec: CaseSpec, name: str) -> TensorDraw:
+    for t in spec.inputs + spec.outputs:
+        if t.name == name:
+            return t
+    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
+
+
+def set_tensor(spec: CaseSpec, name: str, **changes: Any) -> None:
+    """Replace the tensor ``name`` of ``spec`` (in place) by a copy with ``changes``."""
+    for group in (spec.inputs, spec.outputs):
+        for i, t in enumerate(group):
+            if t.name == name:
+                group[i] = replace(t, **changes)
+                return
+    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
+
+
+def resized(values: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Values for a tensor whose shape a breaker changed: the old ones, cycled."""
+    if values is None:
+        return None
+    return np.resize(values.reshape(-1), math.prod(shape)).reshape(shape)
+
+
+def set_shape_input(spec: CaseSpec, name: str, values: Sequence[int]) -> None:
+    """Give the constant shape input ``name`` new values (and the length they have)."""
+    new = shape_tensor(name, values)
+    set_tensor(spec, name, shape=new.shape, values=new.values)
+
+
+def reshaped(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
+    set_tensor(spec, name, shape=shape, values=resized(find(spec, name).values, shape))
+
+
+def other_rank(shape: tuple[int, ...], max_rank: int) -> tuple[int, ...]:
+    """A shape of another rank that stays within 1..max_rank where it can (a rank-0
+    shape or a rank above the level would break a different rule): one more trailing
+    1, or one dimension fewer at the top rank."""
+    if len(shape) < max_rank:
+        return (*shape, 1)
+    return shape[:-1]
+
+
+def converted(values: np.ndarray | None, dt: DType) -> np.ndarray | None:
+    """``values`` held in ``dt``'s storage, clipped into its range (a retyped graph
+    input must still hold values of its new type)."""
+    if values is None:
+        return None
+    if dt.kind == "bool":
+        return values.astype(np.float64) != 0
+    if dt.kind in ("int", "shape"):
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        if values.dtype.kind in "biu":  # exact: no trip through float64
+            return np.clip(values.astype(np.int64), lo, hi).astype(dt.storage)
+        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+        # Bounds within int64 as floats: float(2**63 - 1) would round up past it.
+        wide = np.clip(wide, max(lo, -(2**62)), min(hi, 2**62))
+        return wide.astype(np.int64).astype(dt.storage)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values.astype(np.float64).astype(dt.storage)
+
+
+def retype(spec: CaseSpec, name: str, dt: DType) -> None:
+    set_tensor(spec, name, dtype=dt, values=converted(find(spec, name).values, dt))
+
+
+def scalar_breaker(name: str, clause: str) -> Breaker:
+    """A breaker making tensor ``name`` rank 0, for arguments declared with rank >= 1."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        out = broken(spec, clause)
+        reshaped(out, name, ())
+        return out
+
+    fn.__name__ = f"scalar_{name}"
+    return fn
+
+
+def retype_breaker(choices: Sequence[tuple[str, DType]]) -> Breaker:
+    """A type-combination breaker for operators the generic one cannot break (a single
+    bound tensor whose every retyping is some other mode, or shape_t tensors): retype
+    one (tensor, type) pair that no mode accepts."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        names = {t.name for t in spec.inputs + spec.outputs}
+        present = [(n, dt) for n, dt in choices if n in names]
+        if not present:
+            return None
+        name, dt = draw(st.sampled_from(present), label="retyped tensor")
+        out = broken(spec, TYPE_CLAUSE)
+        retype(out, name, dt)
+        return out
+
+    return fn
+
+
+def element_attribute(draw: st.DrawFn, rc: RecipeContext, dt: DType, label: str) -> Any:
+    """A scalar attribute typed like ``dt`` (pad_const): a value the type holds
+    exactly, special values included."""
+    # Drawn as a one-element tensor: rank-0 draws do not always get special values.
+    v = rc.values(draw, dt, (1,), label=label)[0]
+    if dt.kind == "bool":
+        return bool(v)
+    if dt.is_int:
+        return int(v)
+    return float(v.astype(np.float64))
+
+
+def bad_axis(draw: st.DrawFn, rank: int) -> int:
+    """An i32 axis outside 0..rank-1."""
+    return draw(
+        st.one_of(st.integers(-(2**31), -1), st.integers(rank, 2**31 - 1)), label="bad axis"
+    )
+
+
+# -- CONCAT -------------------------------------------------------------------------
+
+
+def _concat_output_axis(spec: CaseSpec) -> None:
+    """Make the output's axis dimension the sum the inputs give (shape_dim: a missing
+    dimension counts 1), after a breaker changed an input, so the sum rule holds."""
+    axis = int(spec.attributes["axis"])
+    total = sum(t.shape[axis] if axis < len(t.shape) else 1 for t in spec.inputs)
+    o = spec.outputs[0]
+    set_tensor(spec, o.name, shape=tuple(total if i == axis else d for i, d in enumerate(o.shape)))
+
+
+@recipe("CONCAT")
+def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    count = draw(st.integers(1, min(5, rc.level["MAX_TENSOR_LIST_SIZE"])), label="list size")
+    lo, hi = rc.rank_range("input1")
+    # Each input gets its share of the budget, so the output fits it too.
+    share = Budget(max(1, rc.budget.max_elements // count), rc.budget.max_dim)
+    base = draw(shapes(lo, hi, share, label="input shape"))
+    rank = len(base)
+    # Rank-0 inputs concatenate into a vector along axis 0.
+    axis = draw(st.integers(0, max(1, rank) - 1), label="axis")
+    inputs = []
+    for k in range(count):
+        shape = base
+        if rank:
+            d = draw(st.integers(1, base[axis]), label=f"input {k} size along the axis")
+            shape = tuple(d if i == axis else b for i, b in enumerate(base))
+        inputs.append(rc.tensor(draw, f"input1_{k}", dt, shape))
+    total = sum(t.shape[axis] if rank else 1 for t in inputs)
+    out_shape = tuple(total if i == axis else d for i, d in enumerate(base or (1,)))
+    return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)], attributes={"axis": axis})
+
+
+@breaks("CONCAT", clause=INPUTS_CLAUSE)
+def concat_empty(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, INPUTS_CLAUSE)
+    out.inputs = []
+    return out
+
+
+@breaks("CONCAT", clause=TYPES_CLAUSE)
+def concat_mixed_types(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """One list element of another type the operator supports (the list is not bound
+    to in_out_t by type binding, the description requires it)."""
+    dt = spec.outputs[0].dtype
+    others = [m.dtype("in_out_t") for m in rc.op_spec.modes if m.dtype("in_out_t") is not dt]
+    k = draw(st.integers(0, len(spec.inputs) - 1), label="retyped input")
+    out = broken(spec, TYPES_CLAUSE)
+    retype(out, spec.inputs[k].name, draw(st.sampled_from(others), label="its type"))
+    return out
+
+
+breaks("CONCAT", clause=TYPE_CLAUSE)(
+    retype_breaker([("output", dtypes.I48), ("output", dtypes.I4), ("output", dtypes.SHAPE)])
+)
+breaks("CONCAT", clause=OUTPUTS_CLAUSE)(scalar_breaker("output", OUTPUTS_CLAUSE))
+
+
+@breaks("CONCAT", clause="axis < 0 || axis >= max(1,rank(shapes1[0]))")
+def concat_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, "axis < 0 || axis >= max(1,rank(shapes1[0]))")
+    out.attributes["axis"] = bad_axis(draw, max(1, len(spec.inputs[0].shape)))
+    return out
+
+
+@breaks("CONCAT", clause="shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)")
+def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)")
+    o = out.outputs[0]
+    axis = int(spec.attributes["axis"])
+    delta = draw(st.sampled_from([1, -1] if o.shape[axis] > 1 else [1]), label="off by")
+    shape = tuple(d + delta if i == axis else d for i, d in enumerate(o.shape))
+    set_tensor(out, o.name, shape=shape)
+    return out
+
+
+def _concat_second_input(out: CaseSpec) -> None:
+    """The list rules compare inputs with input 0: make sure there is another."""
+    if len(out.inputs) < 2:
+        first = out.inputs[0]
+        values = None if first.values is None else first.values.copy()
+        out.inputs.append(replace(first, name=f"input1_{len(out.inputs)}", values=values))
+
+
+@breaks("CONCAT", clause="rank(input_shape) != rank(shapes1[0])")
+def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, "rank(input_shape) != rank(shapes1[0])")
+    _concat_second_input(out)
+    k = draw(st.integers(1, len(out.inputs) - 1), label="input of another rank")
+    t = out.inputs[k]
+    reshaped(out, t.name, other_rank(t.shape, rc.level["MAX_RANK"]))
+    _concat_output_axis(out)
+    return out
+
+
+@breaks("CONCAT", clause="index != axis && input_shape[index] != shapes1[0][index]")
+def concat_dims(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    axis = int(spec.attributes["axis"])
+    rank = len(spec.inputs[0].shape)
+    if rank < 2:
+        return None  # no dimension besides the axis
+    out = broken(spec, "index != axis && input_shape[index] != shapes1[0][index]")
+    _concat_second_input(out)
+    k = draw(st.integers(1, len(out.inputs) - 1), label="input of another shape")
+    j = draw(st.sampled_from([i for i in range(rank) if i != axis]), label="dimension")
+    t = out.inputs[k]
+    reshaped(out, t.name, tuple(d + 1 if i == j else d for i, d in enumerate(t.shape)))
+    _concat_output_axis(out)
+    return out
+
+
+# -- PAD ----------------------------------------------------------------------------
+
+
+@recipe("PAD")
+def pad(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("output")
+    # The output is drawn within the budget and split into padding and input.
+    out_shape = draw(shapes(lo, hi, rc.budget, label="output shape"))
+    shape1: list[int] = []
+    padding: list[int] = []
+    for i, d in enumerate(out_shape):
+        n = draw(st.integers(1, d), label=f"input dim {i}")
+        before = draw(st.integers(0, d - n), label=f"padding before dim {i}")
+        shape1.append(n)
+        padding += [before, d - n - before]
+    inputs = [
+        rc.tensor(draw, "input1", dt, tuple(shape1)),
+        shape_tensor("padding", padding),
+    ]
+    pad_const = element_attribute(draw, rc, dt, "pad_const")
+    return rc.spec_of(
+        inputs, [TensorDraw("output", out_shape, dt)], attributes={"pad_const": pad_const}
+    )
+
+
+@breaks("PAD", clause=INPUTS_CLAUSE)
+def pad_padding_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """padding is [start, end] per input dimension: one value more or fewer."""
+    out = broken(spec, INPUTS_CLAUSE)
+    values = list(find(spec, "padding").values)  # type: ignore[arg-type]
+    values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 0]
+    set_shape_input(out, "padding", values)
+    return out
+
+
+breaks("PAD", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
+breaks("PAD", clause=OUTPUTS_CLAUSE)(scalar_breaker("output", OUTPUTS_CLAUSE))
+
+
+def output_rank_breaker(clause: str) -> Breaker:
+    """A breaker giving the output another rank than the input's."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        out = broken(spec, clause)
+        o = out.outputs[0]
+        set_tensor(out, o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
+        return out
+
+    return fn
+
+
+# PAD states the rule one way round, the others the other way.
+PAD_RANK = "rank(shape) != rank(shape1)"
+breaks("PAD", clause=PAD_RANK)(output_rank_breaker(PAD_RANK))
+breaks("SLICE", "TILE", "TRANSPOSE", clause="rank(shape1) != rank(shape)")(
+    output_rank_breaker("rank(shape1) != rank(shape)")
+)
+
+
+@breaks("PAD", clause="padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
+def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, "padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
+    values = find(spec, "padding").values.copy()  # type: ignore[union-attr]
+    i = draw(st.integers(0, len(values) - 1), label="negative padding")
+    values[i] = draw(st.integers(-(2**31), -1), label="its value")
+    set_tensor(out, "padding", values=values)
+    return out
+
+
+@breaks("PAD", clause="shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]")
+def pad_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    return _dim_off_by_one(
+        draw, spec, "shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]"
+    )
+
+
+@breaks("PAD", clause=ATTRIBUTES_CLAUSE, applies=lambda rc: rc.dtype("in_out_t").is_int)
+def pad_const_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """pad_const is typed like the input: an integer it cannot hold (floats and
+    booleans take any number, rounded or tested for zero)."""
+    dt = spec.outputs[0].dtype
+    out = broken(spec, ATTRIBUTES_CLAUSE)
+    out.attributes["pad_const"] = draw(
+        st.sampled_from([int(dt.max) + 1, int(dt.min) - 1]),  # type: ignore[arg-type]
+        label="pad_const out of range",
+    )
+    return out
+
+
+def _dim_off_by_one(draw: st.DrawFn, spec: CaseSpec, clause: str) -> CaseSpec:
+    """One output dimension made one larger (or smaller, where it stays >= 1)."""
+    out = broken(spec, clause)
+    o = out.outputs[0]
+    i = draw(st.integers(0, len(o.shape) - 1), label="wrong output dimension")
+    delta = draw(st.sampled_from([1, -1] if o.shape[i] > 1 else [1]), label="off by")
+    set_tensor(out, o.name, shape=tuple(d + delta if j == i else d for j, d in enumerate(o.shape)))
+    return out
+
+
+# -- RESHAPE ------------------------------------------------------------------------
+
+
+def _prime_factors(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out + ([n] if n > 1 else [])
+
+
+@recipe("RESHAPE")
+def reshape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("input1")
+    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    olo, ohi = rc.rank_range("output")
+    rank = draw(st.integers(olo, ohi), label="output rank")
+    # The same element count factored another way: each prime factor goes to a drawn
+    # dimension (dimensions left without one are 1).
+    dims = [1] * rank
+    for k, f in enumerate(_prime_factors(math.prod(shape1))):
+        dims[draw(st.integers(0, rank - 1), label=f"factor {k}")] *= f
+    out_shape = tuple(dims)
+    inputs = [rc.tensor(draw, "input1", dt, shape1), shape_tensor("shape", out_shape)]
+    return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)])
+
+
+@breaks("RESHAPE", clause=OUTPUTS_CLAUSE)
+def reshape_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The output is declared with the shape input's values: declare another shape."""
+    o = spec.outputs[0]
+    out = _dim_off_by_one(draw, spec, OUTPUTS_CLAUSE)
+    if draw(st.booleans(), label="another rank instead"):
+        set_tensor(out, o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
+    return out
+
+
+breaks("RESHAPE", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
+
+
+@breaks("RESHAPE", clause="tensor_size(shape1) != tensor_size(shape)")
+def reshape_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """Another element count, the shape input and the output agreeing on it."""
+    clause = "tensor_size(shape1) != tensor_size(shape)"
+    out = _dim_off_by_one(draw, spec, clause)
+    set_shape_input(out, "shape", out.outputs[0].shape)
+    return out
+
+
+# -- REVERSE ------------------------------------------------------------------------
+
+
+@recipe("REVERSE")
+def reverse(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("input")
+    shape = draw(shapes(lo, hi, rc.budget, label="shape"))
+    axis = draw(st.integers(0, len(shape) - 1), label="axis")
+    inputs = [rc.tensor(draw, "input", dt, shape)]
+    return rc.spec_of(inputs, [TensorDraw("output", shape, dt)], attributes={"axis": axis})
+
+
+@breaks("REVERSE", clause="axis < 0 || axis >= rank(shape)")
+def reverse_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, "axis < 0 || axis >= rank(shape)")
+    out.attributes["axis"] = bad_axis(draw, len(spec.inputs[0].shape))
+    return out
+
+
+breaks("REVERSE", clause=INPUTS_CLAUSE)(scalar_breaker("input", INPUTS_CLAUSE))
+
+
+# -- SLICE --------------------------------------------------------------------------
+
+
+@recipe("SLICE")
+def slice_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("input1")
+    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    size = [draw(st.integers(1, d), label=f"size {i}") for i, d in enumerate(shape1)]
+    start = [
+        draw(st.integers(0, d - n), label=f"start {i}")
+        for i, (d, n) in enumerate(zip(shape1, size, strict=True))
+    ]
+    inputs = [
+        rc.tensor(draw, "input1", dt, shape1),
+        shape_tensor("start", start),
+        shape_tensor("size", size),
+    ]
+    return rc.spec_of(inputs, [TensorDraw("output", tuple(size), dt)])
+
+
+SLICE_LENGTH = "rank(shape1) != length(start) || rank(shape1) != length(size)"
+
+
+@breaks("SLICE", clause=SLICE_LENGTH)
+def slice_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    out = broken(spec, SLICE_LENGTH)
+    name = draw(st.sampled_from(["start", "size"]), label="longer or shorter vector")
+    values = [int(v) for v in find(spec, name).values]  # type: ignore[union-attr]
+    values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 1]
+    set_shape_input(out, name, values)
+    return out
+
+
+def _slice_vector_breaker(clause: str) -> Breaker:
+    """Change start or size at one index so that rule ``clause`` is the first to fail
+    there (the earlier indices stay valid)."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        shape1 = spec.inputs[0].shape
+        start = find(spec, "start").values.copy()  # type: ignore[union-attr]
+        size = find(spec, "size").values.copy()  # type: ignore[union-attr]
+        i = draw(st.integers(0, len(shape1) - 1), label="index")
+        out = broken(spec, clause)
+        if clause == "start[index] < 0":
+            start[i] = draw(st.integers(-(2**31), -1), label="start")
+        elif clause == "size[index] <= 0":
+            size[i] = draw(st.integers(-(2**31), 0), label="size")
+        else:  # the window ends past the input
+            start[i] = shape1[i] - size[i] + draw(st.integers(1, 4), label="past the end by")
+        set_tensor(out, "start", values=start)
+        set_tensor(out, "size", values=size)
+        return out
+
+    return fn
+
+
+SLICE_WINDOW = (
+    "start[index] < 0",
+    "size[index] <= 0",
+    "start[index] + size[index] > shape1[index]",
+)
+for _clause in SLICE_WINDOW:
+    breaks("SLICE", clause=_clause)(_slice_vector_breaker(_clause))
+
+
+@breaks("SLICE", clause="shape[index] != size[index]")
+def slice_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    return _dim_off_by_one(draw, spec, "shape[index] != size[index]")
+
+
+breaks("SLICE", "TILE", "TRANSPOSE", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
+breaks("SLICE", "TILE", "TRANSPOSE", clause=OUTPUTS_CLAUSE)(
+    scalar_breaker("output", OUTPUTS_CLAUSE)
+)
+
+
+# -- TILE ---------------------------------------------------------------------------
+
+
+@recipe("TILE")
+def tile(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("input1")
+    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    total = math.prod(shape1)
+    multiples = []
+    for i, _ in enumerate(shape1):
+        # Keep the output within the budget: a multiple above 1 only where room is left.
+        m = draw(st.integers(1, max(1, min(8, rc.budget.max_elements // total))), label=f"m{i}")
+        multiples.append(m)
+        total *= m
+    out_shape = tuple(d * m for d, m in zip(shape1, multiples, strict=True))
+    inputs = [rc.tensor(draw, "input1", dt, shape1), shape_tensor("multiples", multiples)]
+    return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)])
+
+
+@breaks("TILE", clause=INPUTS_CLAUSE)
+def tile_multiples_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """multiples is declared with shape [rank(shape1)]: one value more or fewer."""
+    out = broken(spec, INPUTS_CLAUSE)
+    values = [int(v) for v in find(spec, "multiples").values]  # type: ignore[union-attr]
+    values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 1]
+    set_shape_input(out, "multiples", values)
+    return out
+
+
+@breaks("TILE", clause="shape1[i] * multiples[i] != shape[i]")
+def tile_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    return _dim_off_by_one(draw, spec, "shape1[i] * multiples[i] != shape[i]")
+
+
+# -- TRANSPOSE ----------------------------------------------------------------------
+
+
+@recipe("TRANSPOSE")
+def transpose(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    lo, hi = rc.rank_range("input1")
+    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    perms = tuple(draw(st.permutations(range(len(shape1))), label="perms"))
+    out_shape = tuple(shape1[p] for p in perms)
+    inputs = [rc.tensor(draw, "input1", dt, shape1)]
+    return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)], attributes={"perms": perms})
+
+
+@breaks("TRANSPOSE", clause=ATTRIBUTES_CLAUSE)
+def transpose_perms_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """perms is declared with shape [rank(shape1)]: one value more or fewer."""
+    perms = tuple(spec.attributes["perms"])
+    out = broken(spec, ATTRIBUTES_CLAUSE)
+    shorter = len(perms) > 1 and draw(st.booleans(), label="shorter")
+    out.attributes["perms"] = perms[:-1] if shorter else (*perms, len(perms))
+    return out
+
+
+@breaks("TRANSPOSE", clause="tensor_size(shape1) != tensor_size(shape)")
+def transpose_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    return _dim_off_by_one(draw, spec, "tensor_size(shape1) != tensor_size(shape)")
+
+
+def _perms_breaker(clause: str) -> Breaker:
+    """Change one position of perms so that ``clause`` is the first rule to fail."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        perms = list(spec.attributes["perms"])
+        rank = len(perms)
+        if clause == "indexes_used[index] == true":
+            if rank < 2:
+                return None  # one position cannot repeat another
+            j = draw(st.integers(1, rank - 1), label="repeating position")
+            perms[j] = perms[draw(st.integers(0, j - 1), label="repeated position")]
+        else:
+            j = draw(st.integers(0, rank - 1), label="position")
+            if clause == "index < 0":
+                perms[j] = draw(st.integers(-(2**31), -1), label="value")
+            else:
+                perms[j] = draw(st.integers(rank, 2**31 - 1), label="value")
+        out = broken(spec, clause)
+        out.attributes["perms"] = tuple(perms)
+        return out
+
+    return fn
+
+
+for _clause in ("index >= rank(shape1)", "index < 0", "indexes_used[index] == true"):
+    breaks("TRANSPOSE", clause=_clause)(_perms_breaker(_clause))
+
+
+@breaks("TRANSPOSE", clause="shape1[perms[i]] != shape[i]")
+def transpose_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """Swap two different output dimensions: same size, not the permuted shape."""
+    o = spec.outputs[0]
+    pairs = [
+        (i, j)
+        for i in range(len(o.shape))
+        for j in range(i + 1, len(o.shape))
+        if o.shape[i] != o.shape[j]
+    ]
+    if not pairs:
+        return None  # every permutation of this shape is the same shape
+    i, j = draw(st.sampled_from(pairs), label="swapped dimensions")
+    shape = list(o.shape)
+    shape[i], shape[j] = shape[j], shape[i]
+    out = broken(spec, "shape1[perms[i]] != shape[i]")
+    set_tensor(out, o.name, shape=tuple(shape))
+    return out

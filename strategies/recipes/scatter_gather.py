@@ -1,0 +1,80 @@
+"""Recipes and breakers for GATHER and SCATTER.
+
+The index tensor is typed size_t as tosa.xml declares it (held as int64, dtype
+SHAPE).  Its values are where validity is decided: every index must lie in [0, K)
+(a REQUIRE), and SCATTER may write each position of a batch at most once (a REQUIRE
+too), so each SCATTER batch takes W distinct positions.  Both REQUIREs make a graph
+unpredictable rather than in error, so they have no breakers; the ERROR_IFs are the
+argument shapes ([N,K,C], [N,W], [N,W,C] must agree).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from conformance import dtypes
+from reference.arguments import INPUTS_CLAUSE
+from strategies.case import CaseSpec, TensorDraw
+from strategies.invalid import breaks, broken
+from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.data_layout import find, reshaped
+from strategies.shapes import shapes
+
+
+def _indices_tensor(values: np.ndarray) -> TensorDraw:
+    return TensorDraw("indices", values.shape, dtypes.SHAPE, values.astype(np.int64))
+
+
+def _rng(draw: st.DrawFn) -> np.random.Generator:
+    return np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="indices: seed"))
+
+
+@recipe("GATHER")
+def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    n, k, c = draw(shapes(3, 3, rc.budget, label="values [N,K,C]"))
+    w_max = max(1, min(rc.budget.max_dim, rc.budget.max_elements // (n * c)))
+    w = draw(st.integers(1, w_max), label="W")
+    rng = _rng(draw)
+    # Uniform indices, with the ends of the range placed where a drawn mask says:
+    # reading row 0 and row K-1 is where bounds are got wrong.
+    indices = rng.integers(0, k, size=(n, w))
+    ends = draw(st.sampled_from(["none", "first", "last", "both"]), label="indices: ends")
+    if ends in ("first", "both"):
+        indices[:, 0] = 0
+    if ends in ("last", "both"):
+        indices[:, -1] = k - 1
+    inputs = [rc.tensor(draw, "values", dt, (n, k, c)), _indices_tensor(indices)]
+    return rc.spec_of(inputs, [TensorDraw("output", (n, w, c), dt)])
+
+
+@recipe("SCATTER")
+def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    n, k, c = draw(shapes(3, 3, rc.budget, label="values_in [N,K,C]"))
+    # At most K distinct positions per batch: W <= K, and N*W*C fits as N*K*C does.
+    w = draw(st.integers(1, k), label="W")
+    rng = _rng(draw)
+    indices = np.stack([rng.permutation(k)[:w] for _ in range(n)])
+    inputs = [
+        rc.tensor(draw, "values_in", dt, (n, k, c)),
+        _indices_tensor(indices),
+        rc.tensor(draw, "input", dt, (n, w, c)),
+    ]
+    return rc.spec_of(inputs, [TensorDraw("values_out", (n, k, c), dt)])
+
+
+@breaks("GATHER", "SCATTER", clause=INPUTS_CLAUSE)
+def index_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """An input whose dimensions disagree with the others': indices with another N
+    (values kept in range), or for SCATTER an input with another C."""
+    out = broken(spec, INPUTS_CLAUSE)
+    names = ["indices", "input"] if spec.operator == "SCATTER" else ["indices"]
+    name = draw(st.sampled_from(names), label="mismatched input")
+    t = find(out, name)
+    # Indices: one more batch; SCATTER's input: one more channel.
+    dim = 0 if name == "indices" else 2
+    shape = tuple(d + 1 if i == dim else d for i, d in enumerate(t.shape))
+    reshaped(out, name, shape)  # the added rows repeat earlier ones: indices stay in range
+    return out
