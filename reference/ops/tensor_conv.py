@@ -1,0 +1,595 @@
+"""Dot-product tensor operators: CONV2D, CONV3D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D,
+FULLY_CONNECTED and MATMUL.
+
+Each output element is a dot product of input and weight elements.  The sums are
+formed one kernel position at a time: for a fixed offset in the kernel, the input
+positions it reads form a strided slice of the input and the outputs it feeds a
+strided slice of the output, so each offset is one matrix product (BLAS) of that
+slice with the weights at the offset.  Positions that fall in the padding are simply
+not in the slice, which is what the pseudocode's bounds test does (padding with zeros
+would not be: a zero times an infinite weight is NaN).
+
+Floating-point results are the fp64 dot product of the inputs as stored (every mode
+widens its inputs to out_t exactly).  Integer results are exact (int64); apply_add_s
+REQUIREs every running sum of the accumulator to fit its type, so outputs whose sum
+of |products| could leave the type have their running sums formed in the
+pseudocode's loop order and checked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.dtypes import FP16, FP32, I8, I32, I48, DType
+from conformance.spec import TypeSupport
+from reference import arithmetic as ar
+from reference.arguments import TYPES_CLAUSE
+from reference.context import OpContext
+from reference.registry import implements
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+
+# acc_type attribute values (acc_type_t) and the element type each names.
+ACC_TYPES: dict[str, DType] = {"INT32": I32, "INT48": I48, "FP16": FP16, "FP32": FP32}
+
+# Operators whose modes name no acc_t: their pseudocode accumulates in out_t.
+ACCUMULATE_IN_OUT_T = frozenset({"FULLY_CONNECTED", "MATMUL"})
+
+# float64 holds every integer below 2**53 exactly, so an integer matrix product whose
+# sum of |products| stays below it may use BLAS and still be exact.
+_EXACT_IN_FP64 = 2.0**53
+# Running sums checked per chunk: at most this many int64 terms at once.
+_TERMS_PER_CHUNK = 1 << 22
+
+
+def accumulator_dtype(op: str, acc_type: str | None, out_t: DType) -> DType:
+    """The accumulator of a valid operator: the acc_type attribute's type, or out_t
+    for FULLY_CONNECTED and MATMUL."""
+    if op.upper() in ACCUMULATE_IN_OUT_T:
+        return out_t
+    if acc_type not in ACC_TYPES:
+        raise ValueError(f"{op}: acc_type {acc_type!r} is not one of {', '.join(ACC_TYPES)}")
+    return ACC_TYPES[acc_type]
+
+
+# -- checks shared by the operators ----------------------------------------------------
+
+
+def _mode_agrees(mode: TypeSupport, bindings: dict[str, DType]) -> bool:
+    return all(
+        mode.bindings.get(var) in (None, "-") or mode.dtype(var) is dt
+        for var, dt in bindings.items()
+    )
+
+
+def _check_acc_type(ctx: OpContext) -> DType:
+    """The mode is chosen by the tensor types and acc_type together; an acc_type that
+    no mode with these tensor types lists is an unsupported type combination."""
+    name = ctx.attr("acc_type")
+    acc = ACC_TYPES.get(str(name))
+    candidates = [m for m in ctx.op_spec.modes if _mode_agrees(m, ctx.bindings)]
+    listed = [m.dtype("acc_t") for m in candidates if "acc_t" in m.bindings]
+    got = ", ".join(f"{k}={v}" for k, v in sorted(ctx.bindings.items()))
+    ctx.error_if(
+        acc is None or acc not in listed,
+        TYPES_CLAUSE,
+        f"acc_type {name} with {got}; the modes for these types accumulate in "
+        f"{', '.join(str(a) for a in listed) or 'nothing'}",
+    )
+    assert acc is not None
+    return acc
+
+
+def _check_zero_point(ctx: OpContext, zp_name: str, type_var: str, clause: str) -> None:
+    zp = ctx.attr(zp_name, 0)
+    dt = ctx.dtype(type_var)
+    ctx.error_if(dt is not I8 and zp != 0, clause, f"{type_var}={dt}, {zp_name}={zp}")
+
+
+def _check_conv_zero_points(ctx: OpContext) -> None:
+    _check_zero_point(ctx, "input_zp", "in_t", "in_t != i8_t && input_zp != 0")
+    _check_zero_point(ctx, "weight_zp", "weight_t", "weight_t != i8_t && weight_zp != 0")
+
+
+def _c_remainder(a: int, b: int) -> int:
+    """C's ``a % b``: the sign follows the dividend."""
+    return int(math.fmod(a, b))
+
+
+# The output sizes' idiv_check arguments as the pseudocode writes them.
+_SIZE_EXPR = {
+    "OD": ("ID - 1 + pad_d0 + pad_d1 - (KD - 1) * dilation_d", "stride_d"),
+    "OH": ("IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y", "stride_y"),
+    "OW": ("IW - 1 + pad_left + pad_right - (KW - 1) * dilation_x", "stride_x"),
+}
+
+
+def _check_output_size(
+    ctx: OpContext, out_name: str, out_size: int, numerator: int, stride: int
+) -> None:
+    """ERROR_IF(O != idiv_check(numerator, stride) + 1), with idiv_check's own ERROR_IF
+    first; the clause spells the pseudocode's arguments (_SIZE_EXPR)."""
+    expr, stride_name = _SIZE_EXPR[out_name]
+    ctx.error_if(
+        _c_remainder(numerator, stride) != 0,
+        "input1 % input2 != 0 (idiv_check)",
+        f"{out_name}: {expr} = {numerator} is not a multiple of {stride_name} = {stride}",
+    )
+    want = numerator // stride + 1
+    ctx.error_if(
+        out_size != want,
+        f"{out_name} != idiv_check({expr}, {stride_name}) + 1",
+        f"{out_name} is {out_size}, the attributes give {want}",
+    )
+
+
+def _check_bias(ctx: OpContext, channels: int, clause: str) -> None:
+    bc = ctx.input_tensor("bias").shape[0]
+    ctx.error_if(bc != channels and bc != 1, clause, f"BC={bc}, output channels {channels}")
+
+
+# -- arithmetic --------------------------------------------------------------------------
+
+
+def _operand(ctx: OpContext, name: str, zp_name: str) -> np.ndarray:
+    """An input widened to the accumulator (value - zero point for integers)."""
+    x = ctx.arg(name)
+    if ctx.dtype("out_t").is_float:
+        return ar.as_float(x)  # float zero points are 0 (ERROR_IF above)
+    # |value - zp| <= 255 for i8 (the only type allowed a zero point) and |value| <=
+    # 2**15 otherwise, so apply_sub_s's REQUIRE cannot fail in i32 or i48.
+    return ar.as_int(x) - int(ctx.attr(zp_name, 0))
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` (a [..., K], b [K, M] or batched); integer operands arrive as float64
+    only where that is exact (see :func:`_finish`)."""
+    with np.errstate(all="ignore"):  # inf * 0, inf - inf: IEEE results wanted
+        return np.matmul(a, b)
+
+
+def _max_abs(a: np.ndarray) -> int:
+    return max(abs(int(a.max())), abs(int(a.min()))) if a.size else 0
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """One spatial axis of a convolution."""
+
+    size_in: int
+    size_out: int
+    kernel: int
+    stride: int
+    dilation: int
+    pad: int  # padding before (top, left, d0); out_pad for TRANSPOSE_CONV2D
+
+    def conv_span(self, k: int) -> tuple[slice, slice] | None:
+        """For kernel offset k: the outputs o whose input o*stride - pad + k*dilation
+        lies inside the input, and those inputs, as (output slice, input slice)."""
+        off = k * self.dilation - self.pad
+        lo = max(0, -(off // self.stride))  # ceil(-off / stride)
+        hi = min(self.size_out - 1, (self.size_in - 1 - off) // self.stride)
+        if hi < lo:
+            return None
+        return slice(lo, hi + 1), slice(
+            lo * self.stride + off, hi * self.stride + off + 1, self.stride
+        )
+
+    def transpose_span(self, k: int) -> tuple[slice, slice] | None:
+        """For kernel offset k of a transposed convolution: input i feeds output
+        i*stride + out_pad + k, where that lies inside the output."""
+        off = self.pad + k
+        lo = max(0, -(off // self.stride))
+        hi = min(self.size_in - 1, (self.size_out - 1 - off) // self.stride)
+        if hi < lo:
+            return None
+        return slice(lo * self.stride + off, hi * self.stride + off + 1, self.stride), slice(
+            lo, hi + 1
+        )
+
+    def conv_coord(self, o: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Input coordinate read by output o at kernel offset k, and whether it is in."""
+        c = o * self.stride - self.pad + k * self.dilation
+        return c, (c >= 0) & (c < self.size_in)
+
+    def transpose_coord(self, o: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = o - self.pad - k
+        c = t // self.stride
+        return c, (t % self.stride == 0) & (c >= 0) & (c < self.size_in)
+
+
+Combine = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
+
+
+def _sum_over_kernel(
+    x: np.ndarray,
+    out: np.ndarray,
+    axes: Sequence[_Axis],
+    spans: Callable[[_Axis, int], tuple[slice, slice] | None],
+    combine: Combine,
+) -> np.ndarray:
+    """Add, for every kernel offset, ``combine(input slice, offset)`` into the output
+    slice it feeds.  x is [N, spatial..., C], out [N, spatial..., ...]."""
+    for kpos in np.ndindex(*(a.kernel for a in axes)):
+        found = [spans(a, k) for a, k in zip(axes, kpos, strict=True)]
+        if any(s is None for s in found):
+            continue
+        out_index = (slice(None), *(s[0] for s in found if s is not None), Ellipsis)
+        in_index = (slice(None), *(s[1] for s in found if s is not None), Ellipsis)
+        with np.errstate(all="ignore"):
+            out[out_index] += combine(x[in_index], kpos)
+    return out
+
+
+# -- integer accumulator REQUIREs --------------------------------------------------------
+
+# Products of the dot products of the given flat output indices, [F, KS], in the
+# pseudocode's loop order (terms the loop skips are 0).
+Terms = Callable[[np.ndarray], np.ndarray]
+
+
+def _running_sums_fit(
+    shape: tuple[int, ...], bound: np.ndarray | None, terms: Terms, ks: int, acc: DType
+) -> np.ndarray:
+    """Per output: does every running sum of its dot product fit ``acc``.
+
+    A running sum is at most the sum of |products| (``bound``; None when even the
+    worst case fits), so only outputs whose bound exceeds the type's maximum (|minimum|
+    is larger still) are looked at."""
+    ok = np.ones(shape, bool)
+    if bound is None:
+        return ok
+    suspect = np.flatnonzero(bound > int(acc.max))  # type: ignore[arg-type]
+    step = max(1, _TERMS_PER_CHUNK // max(ks, 1))
+    flat_ok = ok.reshape(-1)
+    for start in range(0, suspect.size, step):
+        chunk = suspect[start : start + step]
+        partial = np.cumsum(terms(chunk), axis=1)
+        flat_ok[chunk] = np.all(acc.in_range(partial), axis=1)
+    return ok
+
+
+def _finish_int(
+    ctx: OpContext,
+    total: np.ndarray,
+    bound: np.ndarray | None,
+    terms: Terms,
+    ks: int,
+    acc_var: str,
+    bias: np.ndarray | None,
+) -> np.ndarray:
+    """REQUIRE every running sum fits the accumulator, then that adding the bias fits
+    out_t, in the order the pseudocode's per-output loop meets them."""
+    acc = _acc_of(ctx, acc_var)
+    out_t = ctx.dtype("out_t")
+    acc_ok = _running_sums_fit(total.shape, bound, terms, ks, acc)
+    checks = [
+        (
+            f"acc = apply_add_s<{acc_var}>(acc, product): "
+            f"c >= minimum_s<{acc_var}>() && c <= maximum_s<{acc_var}>()",
+            acc_ok,
+        )
+    ]
+    out = total
+    if bias is not None:
+        out = total + bias
+        checks.append(
+            (
+                "apply_add_s<out_t>(out, bias): c >= minimum_s<out_t>() && c <= maximum_s<out_t>()",
+                out_t.in_range(out),
+            )
+        )
+    ar.require_each(ctx, total.shape, checks)
+    return out.astype(out_t.storage)
+
+
+def _acc_of(ctx: OpContext, acc_var: str) -> DType:
+    """The accumulator type the pseudocode names: acc_t (chosen by acc_type) or out_t."""
+    return ACC_TYPES[str(ctx.attr("acc_type"))] if acc_var == "acc_t" else ctx.dtype(acc_var)
+
+
+def _bias_vector(ctx: OpContext, channels: int) -> np.ndarray:
+    b = ctx.arg("bias")
+    b = ar.as_float(b) if ctx.dtype("out_t").is_float else ar.as_int(b)
+    return np.broadcast_to(b, (channels,))
+
+
+def _finish(
+    ctx: OpContext,
+    x: np.ndarray,
+    w: np.ndarray,
+    compute: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    terms: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    ks: int,
+    acc_var: str,
+    bias: np.ndarray | None,
+) -> np.ndarray:
+    """The dot products ``compute(x, w)`` plus bias, with the integer REQUIREs."""
+    if x.dtype.kind == "f":
+        total = compute(x, w)
+        if bias is None:
+            return total
+        with np.errstate(all="ignore"):
+            return total + bias
+    # No running sum exceeds KS * max|x| * max|w|.  Below 2**53 every partial sum BLAS
+    # forms in float64 is an exactly held integer, so the fast path is exact; past it
+    # (never for TOSA's own ranges) numpy's int64 product is used.
+    worst = ks * _max_abs(x) * _max_abs(w)
+    wide = np.float64 if worst < _EXACT_IN_FP64 else np.int64
+    xv, wv = x.astype(wide), w.astype(wide)
+    total = compute(xv, wv).astype(np.int64)
+    # Only when the worst case could leave the accumulator is the per-output bound
+    # (sum of |products|) needed to find the outputs whose running sums need a look.
+    bound = None
+    if worst > int(_acc_of(ctx, acc_var).max):  # type: ignore[arg-type]
+        bound = compute(np.abs(xv), np.abs(wv))
+    return _finish_int(ctx, total, bound, lambda idx: terms(x, w, idx), ks, acc_var, bias)
+
+
+# -- convolutions ---------------------------------------------------------------------
+
+
+def _conv_terms(
+    axes: Sequence[_Axis],
+    coord: Callable[[_Axis, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    out_shape: tuple[int, ...],
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Loop-order products of CONV2D/CONV3D/TRANSPOSE_CONV2D outputs: kernel offsets in
+    row-major order, then input channels.  x is [N, spatial..., IC], w [OC, kernel...,
+    IC]."""
+    kernel = tuple(a.kernel for a in axes)
+
+    def terms(x: np.ndarray, w: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        index = np.unravel_index(flat, out_shape)
+        n, spatial, oc = index[0], index[1:-1], index[-1]
+        koffs = [k.reshape(-1) for k in np.indices(kernel)]  # [P] per axis
+        coords, valid = [], np.ones((flat.size, koffs[0].size), bool)
+        for a, o, k in zip(axes, spatial, koffs, strict=True):
+            c, ok = coord(a, o[:, None], k[None, :])
+            coords.append(np.clip(c, 0, a.size_in - 1))
+            valid &= ok
+        values = x[(n[:, None], *coords)] * valid[..., None]  # [F, P, IC]
+        weights = w[(oc[:, None], *(k[None, :] for k in koffs))]  # [F, P, IC]
+        return (values * weights).reshape(flat.size, -1)
+
+    return terms
+
+
+def _conv_forward(ctx: OpContext, axes: Sequence[_Axis], ks: int, acc_var: str) -> np.ndarray:
+    x = _operand(ctx, "input", "input_zp")
+    w = _operand(ctx, "weight", "weight_zp")
+    out_shape = ctx.out_shape()
+
+    def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
+        out = np.zeros(out_shape, xv.dtype)
+
+        def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
+            return _dot(xs, wv[(slice(None), *kpos)].T)
+
+        return _sum_over_kernel(xv, out, axes, _Axis.conv_span, combine)
+
+    terms = _conv_terms(axes, _Axis.conv_coord, out_shape)
+    bias = _bias_vector(ctx, out_shape[-1])
+    return _finish(ctx, x, w, compute, terms, ks, acc_var, bias)
+
+
+def _ints(ctx: OpContext, name: str, count: int) -> list[int]:
+    values = [int(v) for v in np.asarray(ctx.attr(name)).reshape(-1)]
+    if len(values) != count:  # the engine checks the declared [count] shape first
+        raise AssertionError(f"{ctx.name} {name} has {len(values)} values, not {count}")
+    return values
+
+
+def _check_conv_attributes(
+    ctx: OpContext, names: Sequence[str], pads: list[int], strides: list[int], dils: list[int]
+) -> None:
+    """The pad, stride and dilation ERROR_IFs, clauses spelled as the pseudocode's."""
+    pad_names = [f"pad_{p}" for p in names]
+    ctx.error_if(
+        any(p < 0 for p in pads),
+        " || ".join(f"{p} < 0" for p in pad_names),
+        f"pad {pads}",
+    )
+    axes = ["d", "y", "x"][3 - len(strides) :]
+    ctx.error_if(
+        any(s < 1 for s in strides),
+        " || ".join(f"stride_{a} < 1" for a in axes),
+        f"stride {strides}",
+    )
+    ctx.error_if(
+        any(d < 1 for d in dils),
+        " || ".join(f"dilation_{a} < 1" for a in axes),
+        f"dilation {dils}",
+    )
+
+
+def _conv_axes(
+    ctx: OpContext,
+    in_spatial: Sequence[int],
+    kernel: Sequence[int],
+    out_spatial: Sequence[int],
+    pad_names: Sequence[str],
+) -> list[_Axis]:
+    """The geometry ERROR_IFs of CONV2D / CONV3D / DEPTHWISE_CONV2D, in pseudocode order,
+    and the axes they describe."""
+    rank = len(in_spatial)
+    pads = _ints(ctx, "pad", 2 * rank)
+    strides = _ints(ctx, "stride", rank)
+    dils = _ints(ctx, "dilation", rank)
+    _check_conv_attributes(ctx, pad_names, pads, strides, dils)
+    names = ["OD", "OH", "OW"][3 - rank :]
+    axes = []
+    for j in range(rank):
+        before, after = pads[2 * j], pads[2 * j + 1]
+        numerator = in_spatial[j] - 1 + before + after - (kernel[j] - 1) * dils[j]
+        _check_output_size(ctx, names[j], out_spatial[j], numerator, strides[j])
+        axes.append(_Axis(in_spatial[j], out_spatial[j], kernel[j], strides[j], dils[j], before))
+    return axes
+
+
+_PADS_2D = ("top", "bottom", "left", "right")
+_PADS_3D = ("d0", "d1", "top", "bottom", "left", "right")
+
+
+@implements("CONV2D")
+def conv2d(ctx: OpContext) -> Result:
+    _check_acc_type(ctx)
+    _check_conv_zero_points(ctx)
+    _, ih, iw, ic = ctx.input_tensor("input").shape
+    oc, kh, kw, _ = ctx.input_tensor("weight").shape
+    _, oh, ow, _ = ctx.out_shape()
+    axes = _conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
+    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    return {"output": _conv_forward(ctx, axes, kh * kw * ic, "acc_t")}
+
+
+@implements("CONV3D")
+def conv3d(ctx: OpContext) -> Result:
+    _check_acc_type(ctx)
+    _check_conv_zero_points(ctx)
+    _, id_, ih, iw, ic = ctx.input_tensor("input").shape
+    oc, kd, kh, kw, _ = ctx.input_tensor("weight").shape
+    _, od, oh, ow, _ = ctx.out_shape()
+    axes = _conv_axes(ctx, (id_, ih, iw), (kd, kh, kw), (od, oh, ow), _PADS_3D)
+    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    # CONV3D's pseudocode accumulates in out_t (the same type as acc_t in every mode).
+    return {"output": _conv_forward(ctx, axes, kd * kh * kw * ic, "out_t")}
+
+
+@implements("DEPTHWISE_CONV2D")
+def depthwise_conv2d(ctx: OpContext) -> Result:
+    _check_acc_type(ctx)
+    _check_conv_zero_points(ctx)
+    _, ih, iw, c = ctx.input_tensor("input").shape
+    kh, kw, _, m = ctx.input_tensor("weight").shape
+    n, oh, ow, _ = ctx.out_shape()
+    axes = _conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
+    _check_bias(ctx, c * m, "BC != C*M && BC != 1")
+    x = _operand(ctx, "input", "input_zp")
+    w = _operand(ctx, "weight", "weight_zp")
+    split_shape = (n, oh, ow, c, m)
+
+    def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
+        out = np.zeros(split_shape, xv.dtype)
+
+        def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
+            return xs[..., None] * wv[kpos]  # [.., C, 1] * [C, M]
+
+        _sum_over_kernel(xv, out, axes, _Axis.conv_span, combine)
+        return out.reshape(n, oh, ow, c * m)
+
+    def terms(xv: np.ndarray, wv: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        b, oy, ox, ch = np.unravel_index(flat, (n, oh, ow, c * m))
+        ky, kx = (k.reshape(-1)[None, :] for k in np.indices((kh, kw)))
+        y, y_in = axes[0].conv_coord(oy[:, None], ky)
+        xx, x_in = axes[1].conv_coord(ox[:, None], kx)
+        cc = (ch // m)[:, None]
+        values = xv[b[:, None], np.clip(y, 0, ih - 1), np.clip(xx, 0, iw - 1), cc]
+        return values * (y_in & x_in) * wv[ky, kx, cc, (ch % m)[:, None]]
+
+    bias = _bias_vector(ctx, c * m)
+    return {"output": _finish(ctx, x, w, compute, terms, kh * kw, "out_t", bias)}
+
+
+@implements("TRANSPOSE_CONV2D")
+def transpose_conv2d(ctx: OpContext) -> Result:
+    """Input (iy, ix) scaled by weight (ky, kx) lands on output (iy*stride_y +
+    out_pad_top + ky, ix*stride_x + out_pad_left + kx); contributions that land outside
+    the output (negative out_pad crops it) are dropped.  The pseudocode's gather loop
+    states this per output; see the module report for its index typos."""
+    _check_acc_type(ctx)
+    _check_conv_zero_points(ctx)
+    n, ih, iw, ic = ctx.input_tensor("input").shape
+    oc, kh, kw, _ = ctx.input_tensor("weight").shape
+    _, oh, ow, _ = ctx.out_shape()
+    top, bottom, left, right = _ints(ctx, "out_pad", 4)
+    sy, sx = _ints(ctx, "stride", 2)
+    ctx.error_if(
+        top <= -kh or bottom <= -kh,
+        "out_pad_top <= -KH || out_pad_bottom <= -KH",
+        f"out_pad {[top, bottom, left, right]}, KH={kh}",
+    )
+    ctx.error_if(
+        left <= -kw or right <= -kw,
+        "out_pad_left <= -KW || out_pad_right <= -KW",
+        f"out_pad {[top, bottom, left, right]}, KW={kw}",
+    )
+    ctx.error_if(sy < 1 or sx < 1, "stride_y < 1 || stride_x < 1", f"stride {[sy, sx]}")
+    want_h = (ih - 1) * sy + top + bottom + kh
+    ctx.error_if(
+        oh != want_h,
+        "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH",
+        f"OH is {oh}, the attributes give {want_h}",
+    )
+    want_w = (iw - 1) * sx + left + right + kw
+    ctx.error_if(
+        ow != want_w,
+        "OW != (IW - 1) * stride_x + out_pad_left + out_pad_right + KW",
+        f"OW is {ow}, the attributes give {want_w}",
+    )
+    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    axes = [_Axis(ih, oh, kh, sy, 1, top), _Axis(iw, ow, kw, sx, 1, left)]
+    x = _operand(ctx, "input", "input_zp")
+    w = _operand(ctx, "weight", "weight_zp")
+    out_shape = (n, oh, ow, oc)
+
+    def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
+        out = np.zeros(out_shape, xv.dtype)
+
+        def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
+            return _dot(xs, wv[(slice(None), *kpos)].T)
+
+        return _sum_over_kernel(xv, out, axes, _Axis.transpose_span, combine)
+
+    # The gather loop visits, per output, sy (so ky) ascending, then sx, then ic.
+    terms = _conv_terms(axes, _Axis.transpose_coord, out_shape)
+    bias = _bias_vector(ctx, oc)
+    return {"output": _finish(ctx, x, w, compute, terms, kh * kw * ic, "acc_t", bias)}
+
+
+# -- fully connected and matrix multiply -----------------------------------------------
+
+
+@implements("FULLY_CONNECTED")
+def fully_connected(ctx: OpContext) -> Result:
+    _check_conv_zero_points(ctx)
+    n, ic = ctx.input_tensor("input").shape
+    oc = ctx.input_tensor("weight").shape[0]
+    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    x = _operand(ctx, "input", "input_zp")
+    w = _operand(ctx, "weight", "weight_zp")
+
+    def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
+        return _dot(xv, wv.T)
+
+    def terms(xv: np.ndarray, wv: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        b, o = np.unravel_index(flat, (n, oc))
+        return xv[b] * wv[o]
+
+    bias = _bias_vector(ctx, oc)
+    return {"output": _finish(ctx, x, w, compute, terms, ic, "out_t", bias)}
+
+
+@implements("MATMUL")
+def matmul(ctx: OpContext) -> Result:
+    a_zp, b_zp = ctx.attr("A_zp", 0), ctx.attr("B_zp", 0)
+    in_t = ctx.dtype("in_t")
+    ctx.error_if(
+        in_t is not I8 and (a_zp != 0 or b_zp != 0),
+        "in_t != i8_t && (A_zp != 0 || B_zp != 0)",
+        f"in_t={in_t}, A_zp={a_zp}, B_zp={b_zp}",
+    )
+    n, h, c = ctx.input_tensor("A").shape
+    w_ = ctx.input_tensor("B").shape[2]
+    a = _operand(ctx, "A", "A_zp")
+    b = _operand(ctx, "B", "B_zp")
+
+    def terms(av: np.ndarray, bv: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        i, y, x = np.unravel_index(flat, (n, h, w_))
+        return av[i, y, :] * bv[i, :, x]
+
+    return {"output": _finish(ctx, a, b, _dot, terms, c, "out_t", None)}
