@@ -1,13 +1,169 @@
-"""Recipes for the element-wise binary operators."""
+"""Recipes for the element-wise binary operators, and the broadcast breakers that every
+operator built on ``broadcast_shape`` shares (binary, comparison and SELECT)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 from hypothesis import strategies as st
 
-from strategies.case import CaseSpec
+from conformance import dtypes
+from conformance.dtypes import DType
+from reference.arguments import INPUTS_CLAUSE
+from reference.broadcast import DIM_CLAUSE, RANK_CLAUSE
+from strategies.case import CaseSpec, TensorDraw
+from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
-from strategies.values import ValueRange
+from strategies.shapes import shapes
+from strategies.values import ValueRange, special_values
+
+BROADCAST = "shape != broadcast_shape(shape1, shape2)"
+
+
+# -- value helpers shared by the element-wise recipe modules -------------------------
+
+
+def float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange | None) -> ValueRange | None:
+    """One value regime per case for a float operand: the default (small values and
+    every special value, NaN and infinities included), the whole finite range, or one
+    of the operator's own ranges (where its interesting results are).  A ValueRange
+    with bounds drops NaN and out-of-range infinities, hence a choice per case rather
+    than one range for all."""
+    full = ValueRange(low=-float(dt.normal_max), high=float(dt.normal_max))  # type: ignore[arg-type]
+    return draw(st.sampled_from([None, full, *extra]), label="value regime")
+
+
+def add_specials(draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...]) -> None:
+    """Put special values (NaN, infinities, signed zeros, subnormals, extremes) into
+    the named float inputs: a few at drawn positions, or, in some cases, every one of
+    them at once, so that each turns up in a handful of cases rather than by luck (and
+    also where the bulk was drawn in a bounded range, which drops NaN and infinities).
+    Only for operators with no REQUIRE on these values: the behaviour tables define
+    every special result."""
+    for t in spec.inputs:
+        if t.name not in names or not t.dtype.is_float or t.values is None or not t.values.size:
+            continue
+        pool = special_values(t.dtype)
+        flat = t.values.reshape(-1)  # a view: what is written lands in t.values
+        if draw(st.booleans(), label=f"{t.name}: every special value"):
+            rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="positions"))
+            # Distinct positions, the pool shuffled: a tensor smaller than the pool
+            # gets a random part of it.
+            order = zip(rng.permutation(flat.size), rng.permutation(len(pool)), strict=False)
+            overrides = [(int(p), pool[int(k)]) for p, k in order]
+        else:
+            where = st.integers(0, flat.size - 1)
+            overrides = draw(
+                st.lists(st.tuples(where, st.sampled_from(pool)), max_size=min(4, flat.size)),
+                label=f"{t.name}: special values",
+            )
+        for pos, v in overrides:
+            with np.errstate(over="ignore", invalid="ignore"):
+                flat[pos] = np.asarray(v).astype(t.dtype.storage)
+
+
+def project(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Values laid out at the output shape, read back at the positions an operand of
+    ``shape`` (broadcast to the output) holds: the first index along its size-1 axes."""
+    index = tuple(
+        slice(None) if d == full else slice(0, 1)
+        for d, full in zip(shape, values.shape, strict=True)
+    )
+    return values[index]
+
+
+def share_values(draw: st.DrawFn, spec: CaseSpec, src: int, dst: int) -> None:
+    """Copy some of input ``src``'s values into input ``dst`` where they meet, so that
+    ties (equal operands, -0 against +0, equal infinities) occur, not just by luck."""
+    if not draw(st.booleans(), label="operands share values"):
+        return
+    a, b = spec.inputs[src], spec.inputs[dst]
+    assert a.values is not None and b.values is not None
+    out_shape = spec.outputs[0].shape
+    seen = project(np.broadcast_to(a.values, out_shape), b.shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="shared positions"))
+    mask = rng.random(b.shape) < 0.5
+    b.values = np.where(mask, seen, b.values).astype(b.values.dtype)
+
+
+# -- broadcast breakers ----------------------------------------------------------------
+
+
+def _broadcast_inputs(rc: RecipeContext) -> list[int]:
+    """Inputs shaped by a shape name other than the output's (shape1, shape2, ...)."""
+    out_name = rc.op_spec.outputs[0].shape.name
+    return [
+        i
+        for i, a in enumerate(rc.op_spec.inputs)
+        if a.shape.kind == "named" and a.shape.name != out_name
+    ]
+
+
+def _reshaped(t: TensorDraw, shape: tuple[int, ...]) -> TensorDraw:
+    """``t`` with a new shape, its values repeated or cut to fill it."""
+    assert t.values is not None
+    return replace(t, shape=shape, values=np.resize(t.values, shape).astype(t.values.dtype))
+
+
+def register_broadcast_breakers(operators: tuple[str, ...], clause: str) -> None:
+    """Breakers for broadcast_shape()'s two clauses and the operator's own
+    ``shape != broadcast_shape(...)`` (labelled ``clause``)."""
+
+    @breaks(*operators, clause=clause)
+    def wrong_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """The inputs broadcast fine, but not to the declared output shape."""
+        out = broken(spec, clause)
+        t = out.outputs[0]
+        shape = list(t.shape)
+        if shape and draw(st.booleans(), label="output dimension or rank wrong"):
+            dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
+            shape[dim] += draw(st.integers(1, 3), label="added to it")
+        elif len(shape) < rc.level["MAX_RANK"]:
+            shape.insert(0, 1)  # a leading 1 numpy would accept, TOSA does not
+        else:
+            shape.pop(0)
+        out.outputs[0] = replace(t, shape=tuple(shape))
+        return out
+
+    @breaks(*operators, clause=RANK_CLAUSE)
+    def rank_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """One input one rank short or long (numpy would broadcast it, TOSA does not)."""
+        out = broken(spec, RANK_CLAUSE)
+        k = draw(st.sampled_from(_broadcast_inputs(rc)), label="input of the wrong rank")
+        t = out.inputs[k]
+        assert t.values is not None
+        if t.shape and (len(t.shape) >= rc.level["MAX_RANK"] or draw(st.booleans())):
+            out.inputs[k] = replace(t, shape=t.shape[1:], values=np.asarray(t.values[0]))
+        else:
+            shape = (1, *t.shape)
+            out.inputs[k] = replace(t, shape=shape, values=t.values.reshape(shape))
+        return out
+
+    @breaks(*operators, clause=DIM_CLAUSE)
+    def dim_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """Two inputs with different sizes above 1 in one dimension."""
+        out = broken(spec, DIM_CLAUSE)
+        ks = _broadcast_inputs(rc)
+        if not out.outputs[0].shape:  # rank 0: lift every operand to rank 1 first
+            out.outputs[0] = replace(out.outputs[0], shape=(1,))
+            for k in ks:
+                out.inputs[k] = _reshaped(out.inputs[k], (1,))
+        rank = len(out.outputs[0].shape)
+        dim = draw(st.integers(0, rank - 1), label="dimension made incompatible")
+        pair = draw(st.permutations(ks), label="inputs made incompatible")[:2]
+        a = max(2, out.outputs[0].shape[dim])
+        b = a + draw(st.integers(1, 3), label="size difference")
+        for k in ks:
+            size = a if k == pair[0] else b if k == pair[1] else 1
+            shape = list(out.inputs[k].shape)
+            shape[dim] = size
+            out.inputs[k] = _reshaped(out.inputs[k], tuple(shape))
+        return out
+
+
+# -- recipes ------------------------------------------------------------------------
 
 
 @recipe("ADD", "SUB")
@@ -18,3 +174,212 @@ def add_sub(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         half = ValueRange(low=dt.min // 2, high=dt.max // 2)  # type: ignore[operator]
         return elementwise(draw, rc, ranges={"input1": half, "input2": half})
     return elementwise(draw, rc)
+
+
+@recipe("ARITHMETIC_RIGHT_SHIFT")
+def arithmetic_right_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    # REQUIRE(0 <= value2 <= bits - 1) per type; value1 takes its full range.
+    shift = ValueRange(low=0, high=dt.bits - 1)
+    rnd = draw(st.booleans(), label="round")
+    return elementwise(draw, rc, ranges={"input2": shift}, attributes={"round": rnd})
+
+
+@recipe("LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT")
+def logical_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    # REQUIRE(0 <= value2 <= 31) for every type, i8 and i16 included.
+    return elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=31)})
+
+
+@recipe("BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR")
+def bitwise_logical(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    spec = elementwise(draw, rc)  # no REQUIREs: full-range integers, any booleans
+    share_values(draw, spec, 0, 1)
+    return spec
+
+
+@recipe("MAXIMUM", "MINIMUM")
+def maximum_minimum(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    r = float_regime(draw, dt) if dt.is_float else None
+    spec = elementwise(draw, rc, ranges={"input1": r, "input2": r} if r else {})
+    add_specials(draw, spec, ("input1", "input2"))
+    share_values(draw, spec, 0, 1)  # ties decide which operand (-0 or +0) is returned
+    return spec
+
+
+@recipe("INTDIV")
+def intdiv(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    dt = rc.dtype("in_out_t")
+    spec = elementwise(draw, rc, ranges={"input2": ValueRange(nonzero=True)})
+    # REQUIRE the quotient fits: only INT_MIN / -1 does not.  Divisors of -1 that meet
+    # an INT_MIN dividend become -2, so INT_MIN and -1 both still appear elsewhere.
+    a, b = spec.inputs[0], spec.inputs[1]
+    assert a.values is not None and b.values is not None
+    out_shape = spec.outputs[0].shape
+    bad = (np.broadcast_to(a.values, out_shape) == dt.min) & (
+        np.broadcast_to(b.values, out_shape) == -1
+    )
+    if bad.any():
+        axes = tuple(i for i, d in enumerate(b.shape) if d != out_shape[i])
+        bad_b = bad.any(axis=axes, keepdims=True) if axes else bad
+        b.values = np.where(bad_b, -2, b.values).astype(b.values.dtype)
+    return spec
+
+
+def _mul_i32_ranges(draw: st.DrawFn, shift: int) -> dict[str, ValueRange]:
+    """Operand ranges for which the rounded, shifted i32 product stays in i32.
+
+    With |a| <= 2**ba, |b| <= 2**bb - 1 and ba + bb = 31 + shift (ba >= shift), the
+    result magnitude is at most 2**31 - 2**(ba - shift) rounded, which reaches the type's
+    ends without leaving it.  Shifts of 32 and more need no bound at all."""
+    if shift == 0 or shift >= 32:
+        return {}
+    ba = draw(st.integers(shift, 31), label="bits of the wider operand")
+    bb = 31 + shift - ba
+    wide = ValueRange(low=-(2**ba), high=2**ba - 1)
+    narrow = ValueRange(low=-(2**bb - 1), high=2**bb - 1)
+    if draw(st.booleans(), label="which operand is wider"):
+        return {"input1": wide, "input2": narrow}
+    return {"input1": narrow, "input2": wide}
+
+
+@recipe("MUL")
+def mul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    in_t = rc.dtype("in_t")
+    # REQUIRE(0 <= shift <= 63) and REQUIRE(in_t == i32 || shift == 0).
+    shift = draw(st.integers(0, 63), label="shift") if in_t is dtypes.I32 else 0
+    ranges: dict[str, ValueRange] = {"shift": ValueRange(low=shift, high=shift, specials=False)}
+    if in_t is dtypes.I32:
+        ranges |= _mul_i32_ranges(draw, shift)
+    elif in_t.is_float:
+        r = float_regime(draw, in_t)
+        if r is not None:
+            ranges |= {"input1": r, "input2": r}
+    spec = elementwise(draw, rc, ranges=ranges)
+    if in_t.is_float:
+        add_specials(draw, spec, ("input1", "input2"))
+    # The shift is an input tensor, but a constant one: a backend may fold it.
+    k = next(i for i, t in enumerate(spec.inputs) if t.name == "shift")
+    spec.inputs[k] = replace(spec.inputs[k], values=np.array(shift, np.int8), const=True)
+    return spec
+
+
+@recipe("POW")
+def pow_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    """POW has no REQUIRE; the accuracy rule asks for NaN where x < 0 and y is not an
+    integer.  Regimes: positive bases with moderate exponents (the defined, finite
+    results most tests are about), any base with integral exponents (negative bases
+    with defined results), large positive bases, and everything with special values."""
+    dt = rc.dtype("in_out_t")
+    regime = draw(st.sampled_from(["positive", "integral", "wide", "special"]), label="regime")
+    top = float(dt.normal_max)  # type: ignore[arg-type]
+    if regime == "positive":
+        ranges = {"input1": ValueRange(low=0.0, high=8.0), "input2": ValueRange(-4.0, 4.0)}
+    elif regime == "integral":
+        ranges = {"input1": ValueRange(low=-8.0, high=8.0), "input2": ValueRange(-8.0, 8.0)}
+    elif regime == "wide":
+        ranges = {"input1": ValueRange(low=0.0, high=top), "input2": ValueRange(-2.0, 2.0)}
+    else:
+        ranges = {}
+    spec = elementwise(draw, rc, ranges=ranges)
+    if regime == "integral":
+        y = spec.inputs[1]
+        assert y.values is not None
+        y.values = np.round(y.values.astype(np.float64)).astype(y.values.dtype)
+    add_specials(draw, spec, ("input1", "input2"))
+    return spec
+
+
+def _table_i16(draw: st.DrawFn, size: int) -> np.ndarray:
+    """A 513-entry i16 table whose neighbouring entries differ by an i16 (the slope
+    REQUIRE of apply_lookup_s), shaped as real tables are or pushed to the limits."""
+    kind = draw(
+        st.sampled_from(["smooth", "half-range", "walk", "extreme", "constant"]),
+        label="table kind",
+    )
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="table seed"))
+    if kind == "smooth":  # a sigmoid-like activation, as TABLE is used for
+        x = np.linspace(-8.0, 8.0, size)
+        scale = float(rng.uniform(1.0, 32767.0))
+        values = np.round(np.tanh(x * rng.uniform(0.1, 2.0)) * scale)
+    elif kind == "half-range":  # any two entries in [-2**14, 2**14) differ by an i16
+        values = rng.integers(-(2**14), 2**14, size=size)
+    elif kind == "walk":  # clipping a step only shortens it, so slopes stay in range
+        steps = rng.integers(-(2**15), 2**15, size=size)
+        values = np.empty(size, np.int64)
+        v = int(rng.integers(-(2**15), 2**15))
+        for i, s in enumerate(steps):
+            v = min(max(v + int(s), -(2**15)), 2**15 - 1)
+            values[i] = v
+    elif kind == "extreme":  # slopes of exactly +-32767 and 0 at the ends of the type
+        lo = int(rng.choice([-(2**15), -(2**14)]))
+        values = np.where(np.arange(size) % 2 == 0, lo, lo + 2**15 - 1)
+    else:
+        values = np.full(size, int(rng.choice([-(2**15), 0, 2**15 - 1])))
+    return np.asarray(values).astype(np.int16)
+
+
+@recipe("TABLE")
+def table(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    in_t, table_t, out_t = rc.dtype("in_t"), rc.dtype("table_t"), rc.dtype("out_t")
+    size = int(rc.mode.bindings["TABLE_SIZE"])  # REQUIRE(length(table) == TABLE_SIZE)
+    lo, hi = rc.rank_range("output")
+    shape = draw(shapes(lo, hi, rc.budget, label="shape"))
+    x = rc.tensor(draw, "input", in_t, shape)
+    if table_t is dtypes.I8:
+        values = rc.values(draw, table_t, (size,), label="table")
+    else:
+        values = _table_i16(draw, size)
+    tab = TensorDraw("table", (size,), table_t, values, const=True)
+    return rc.spec_of([x, tab], [TensorDraw("output", shape, out_t)])
+
+
+# -- breakers -----------------------------------------------------------------------
+
+register_broadcast_breakers(
+    (
+        "ADD",
+        "SUB",
+        "ARITHMETIC_RIGHT_SHIFT",
+        "BITWISE_AND",
+        "BITWISE_OR",
+        "BITWISE_XOR",
+        "INTDIV",
+        "LOGICAL_AND",
+        "LOGICAL_OR",
+        "LOGICAL_XOR",
+        "LOGICAL_LEFT_SHIFT",
+        "LOGICAL_RIGHT_SHIFT",
+        "MAXIMUM",
+        "MINIMUM",
+        "MUL",
+        "POW",
+    ),
+    BROADCAST,
+)
+
+
+def _rank_up(t: TensorDraw) -> TensorDraw:
+    """``t`` with a leading dimension of 1: the same values at one rank more."""
+    assert t.values is not None
+    shape = (1, *t.shape)
+    return replace(t, shape=shape, values=t.values.reshape(shape))
+
+
+@breaks("MUL", clause=INPUTS_CLAUSE)
+def mul_shift_not_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """A shift of rank 1: the argument declares rank 0 (the pseudocode's own
+    ERROR_IF(rank(shift) != 0) never gets there, the argument check comes first)."""
+    out = broken(spec, INPUTS_CLAUSE)
+    k = next(i for i, t in enumerate(out.inputs) if t.name == "shift")
+    out.inputs[k] = _rank_up(out.inputs[k])
+    return out
+
+
+@breaks("TABLE", clause=INPUTS_CLAUSE)
+def table_not_rank1(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """A table of rank 2 (one row of the right length): the argument declares rank 1."""
+    out = broken(spec, INPUTS_CLAUSE)
+    out.inputs[1] = _rank_up(out.inputs[1])
+    return out
