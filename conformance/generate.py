@@ -202,10 +202,26 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
             ),
         )
 
-    vector = first_accepted(strategy, accept, seed, max_tries=1 + DRAW_SPARE)
-    if vector is None:
-        return JobResult(job, None, f"no {job.kind} case drawn for {job.name}")
-    return JobResult(job, write_vector(Path(jc.out), vector))
+    problems: list[str] = []
+
+    def accept_and_write(case: Any) -> Any:
+        vector = accept(case)
+        if vector is None:
+            return None
+        try:
+            return write_vector(Path(jc.out), vector)
+        except ValueError as exc:  # e.g. an attribute value the flatbuffer cannot hold
+            problems.append(str(exc))
+            return None
+
+    try:
+        entry = first_accepted(strategy, accept_and_write, seed, max_tries=1 + DRAW_SPARE)
+    except Exception as exc:  # one broken job must not cost the whole pack
+        return JobResult(job, None, f"{job.name}: {type(exc).__name__}: {exc}")
+    if entry is None:
+        why = f" (last problem: {problems[-1]})" if problems else ""
+        return JobResult(job, None, f"no {job.kind} case drawn for {job.name}{why}")
+    return JobResult(job, entry)
 
 
 def _run_jobs(

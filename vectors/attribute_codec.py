@@ -78,7 +78,7 @@ def _encode_arg(
 ) -> list[FieldValue]:
     kind = arg.kind
     if kind is Kind.I32:
-        return [(arg.field, "i32", _int32(value))]
+        return [(arg.field, "i32", _int32(value, zero_point=arg.arg.endswith("_zp")))]
     if kind is Kind.BOOL:
         return [(arg.field, "bool", _bool(value))]
     if kind is Kind.I32_LIST:
@@ -131,8 +131,18 @@ def _var_dtype(type_name: str) -> DType:
     return encoding.ir_dtype(L.DTYPE_VALUES[VAR_TYPES[type_name]])
 
 
-def _int32(value: object) -> int:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+def _int32(value: object, *, zero_point: bool = False) -> int:
+    # A zero point of a floating-point mode is typed like the tensor (in_t), so the IR
+    # may hold 0.0; the schema field is int32, and an integral float fits it exactly.
+    integral_float = (
+        zero_point
+        and isinstance(value, numbers.Real)
+        and not isinstance(value, numbers.Integral)
+        and float(value).is_integer()
+    )
+    if isinstance(value, bool | np.bool_) or not (
+        isinstance(value, numbers.Integral) or integral_float
+    ):
         raise EncodeError(f"expected an integer, got {value!r}")
     v = int(value)
     if not -(1 << 31) <= v < (1 << 31):

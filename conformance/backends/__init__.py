@@ -20,6 +20,10 @@ ENTRY_POINT_GROUP = "tosa_conformance.backends"
 # affects only its own backend.
 BUILTIN: dict[str, tuple[str, str]] = {
     "reference": ("conformance.backends.reference:ReferenceBackend", "this project's evaluator"),
+    "mutant": (
+        "conformance.backends.mutants:MutantBackend",
+        "the reference with one injected bug: mutant:NAME (tosa-conformance mutants)",
+    ),
     "python": (
         "conformance.backends:python_backend",
         "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",

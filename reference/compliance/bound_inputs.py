@@ -94,7 +94,10 @@ def dot_product_bound_inputs(
     abs_inputs = tuple(np.abs(np.asarray(a, dtype=np.float64)) for a in seq)
     if not local_bound:
         # One maximum over all of the rule's input elements, real and imaginary alike.
-        peak = max((float(np.max(a)) for a in abs_inputs if a.size), default=0.0)
+        # NaN inputs give NaN results wherever they reach (checked as such); they must
+        # not turn every other element's bound into NaN.
+        finite_or_inf = [a[~np.isnan(a)] for a in abs_inputs]
+        peak = max((float(np.max(a)) for a in finite_or_inf if a.size), default=0.0)
         abs_inputs = tuple(np.full(a.shape, peak) for a in abs_inputs)
     weight_abs = None if weight is None else np.abs(np.asarray(weight, dtype=np.float64))
     bias_abs = None if bias is None else np.abs(np.asarray(bias, dtype=np.float64))

@@ -100,6 +100,17 @@ def check_dot_product(
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(scaled, (actual - ref) / unit, 0.0)
     ok = np.where(scaled, np.abs(err) <= limit, True)
+    # Results beyond the output type's range: where the allowed interval reaches past
+    # normal_max, the correctly signed infinity is the rounded result (as in
+    # tosa_reference_check_fp), even when the accumulator itself did not overflow.
+    with np.errstate(invalid="ignore", over="ignore"):
+        reach = limit * unit
+        inf_ok = ((actual == np.inf) & (ref + reach > out.normal_max)) | (
+            (actual == -np.inf) & (ref - reach < -out.normal_max)
+        )
+    inf_ok &= scaled & np.isfinite(ref)
+    ok = ok | inf_ok
+    err = np.where(inf_ok, 0.0, err)
     # A zero bound means every product was zero: the result must be zero too.
     ok = np.where(zero, (ref == 0.0) & (actual == 0.0), ok)
     # The general rule that NaN inputs give NaN results still holds; a NaN reference

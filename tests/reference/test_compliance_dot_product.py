@@ -215,3 +215,29 @@ def test_end_to_end_matmul(out, local_bound: bool) -> None:
     v = check(expected, desc, actual, bound)
     assert v.passed, v.message
     assert v.count == 2000
+
+
+def test_overflow_of_the_output_type_allows_the_signed_infinity() -> None:
+    # fp16 output with fp32 accumulation: 70000 is beyond fp16's 65504, so a correctly
+    # rounded result is +inf, although the accumulator (fp32) did not overflow.
+    from conformance import dtypes
+    from reference.compliance import check, dot_product
+
+    desc = dot_product("CONV2D", dtypes.FP16, dtypes.FP32, ks=4, data_set=0)
+    ref = np.array([70000.0, -70000.0, 100.0])
+    bound = np.array([70000.0, 70000.0, 100.0])
+    good = np.array([np.inf, -np.inf, 100.0], np.float16)
+    assert check(ref, desc, good, bound).passed
+    wrong_sign = np.array([-np.inf, -np.inf, 100.0], np.float16)
+    assert not check(ref, desc, wrong_sign, bound).passed
+    # an infinity where the exact result is far inside the range is still wrong
+    inside = np.array([np.inf, -np.inf, np.inf], np.float16)
+    assert not check(ref, desc, inside, bound).passed
+
+
+def test_nan_input_does_not_spoil_the_other_bounds() -> None:
+    from reference.compliance import dot_product_bound_inputs
+
+    x = np.array([1.0, np.nan, -3.0])
+    prepared = dot_product_bound_inputs(x, None, local_bound=False)
+    assert prepared.inputs[0].tolist() == [3.0, 3.0, 3.0]  # the largest non-NaN magnitude

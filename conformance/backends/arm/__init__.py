@@ -1,0 +1,121 @@
+"""The ``tosa-reference-model`` backend: Arm's C++ reference model from ``tosa-tools``.
+
+Our vectors follow an earlier draft of the spec than the one tosa-tools implements, so
+each graph is translated (:mod:`.translate`, :mod:`.operators`; the differences are the
+table in :mod:`.revisions` and docs/arm-reference-model.md) and run in process, or with
+the ``tosa_reference_model`` executable for outputs the binding cannot return
+(:mod:`.run`).
+
+Argument: ``tosa-reference-model`` (choose per graph), ``tosa-reference-model:cli``
+(always the executable; slower, a cross-check of the binding) or
+``tosa-reference-model:inprocess`` (never the executable; graphs that need it are skipped).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conformance.backends.arm.conflicts import find_conflict
+from conformance.backends.arm.elements import crosses_binding
+from conformance.backends.arm.emitter import Untranslatable
+from conformance.backends.arm.run import ModelRun, load_model, run_cli, run_in_process
+from conformance.backends.arm.translate import (
+    ArmGraph,
+    load_serializer,
+    translate,
+    why_untranslatable,
+)
+from conformance.backends.base import BackendError, BackendResult
+from vectors.pack_model import LoadedVector
+
+__all__ = ["ArmBackend"]
+
+INSTALL_HINT = "install tosa-tools: pip install -e '.[arm]'"
+CLI_TIMEOUT = 600.0  # seconds; the runner's own per-vector timeout usually fires first
+
+
+class ArmBackend:
+    name = "tosa-reference-model"
+
+    def __init__(self, argument: str | None = None) -> None:
+        if argument not in (None, "", "auto", "cli", "inprocess"):
+            raise BackendError(
+                f"tosa-reference-model takes 'auto', 'cli' or 'inprocess', not {argument!r}"
+            )
+        self.mode = argument or "auto"
+        try:
+            self.ts = load_serializer()
+            self.model = load_model()
+        except ImportError as exc:
+            raise BackendError(f"tosa-tools is not importable ({exc}); {INSTALL_HINT}") from None
+        self.executable = shutil.which("tosa_reference_model")
+        if self.mode == "cli" and self.executable is None:
+            raise BackendError(f"no tosa_reference_model executable on PATH; {INSTALL_HINT}")
+        # The last translation, for run() after unsupported(); the vector itself is kept
+        # (not its id(), which a later vector may reuse once this one is freed).
+        self._cache: tuple[LoadedVector, bool, ArmGraph] | None = None
+
+    def _uses_cli(self, vector: LoadedVector) -> bool:
+        if self.mode != "auto":
+            return self.mode == "cli"
+        main = vector.graph.main
+        return any(not crosses_binding(main.tensors[n].dtype) for n in main.outputs)
+
+    def _translate(self, vector: LoadedVector, cli: bool) -> ArmGraph:
+        if self._cache and self._cache[0] is vector and self._cache[1] == cli:
+            return self._cache[2]
+        # The executable gets every input as a constant; the binding only those it
+        # cannot take (INT4 / INT48).
+        arm = translate(
+            vector.graph,
+            vector.inputs,
+            embed=(lambda dt: True) if cli else (lambda dt: not crosses_binding(dt)),
+            ts=self.ts,
+        )
+        self._cache = (vector, cli, arm)
+        return arm
+
+    def unsupported(self, vector: LoadedVector) -> str | None:
+        reason = why_untranslatable(vector.graph)
+        if reason:
+            return reason
+        cli = self._uses_cli(vector)
+        if cli and self.executable is None:
+            return (
+                "the graph has INT4/INT48/SHAPE outputs, which only the tosa_reference_model "
+                "executable returns, and it is not on PATH"
+            )
+        if cli and self.mode == "inprocess":
+            return (
+                "the graph has INT4/INT48/SHAPE outputs, which the in-process binding "
+                "cannot return (backend argument 'inprocess')"
+            )
+        try:
+            self._translate(vector, cli)
+        except Untranslatable as exc:
+            return str(exc)
+        return find_conflict(vector.graph, vector.inputs, vector.kind)
+
+    def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
+        cli = self._uses_cli(vector)
+        try:
+            arm = self._translate(vector, cli)
+        except Untranslatable as exc:  # unsupported() said so already; keep run() total
+            raise BackendError(f"{vector.name}: {exc}") from None
+        level = vector.requirements.level
+        if cli:
+            assert self.executable is not None
+            result = run_cli(arm, level, workdir, self.executable, CLI_TIMEOUT)
+        else:
+            result = run_in_process(arm, level, workdir, self.model)
+        return _as_backend_result(result)
+
+
+def _as_backend_result(result: ModelRun) -> BackendResult:
+    if result.status == "error":
+        return BackendResult.reject(result.message, result.log)
+    if result.status == "unpredictable":
+        # The model found a REQUIRE failing: the spec leaves the result unpredictable.
+        return BackendResult.reject(f"unpredictable: {result.message}", result.log)
+    return BackendResult(result.outputs, None, result.log)

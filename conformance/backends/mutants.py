@@ -1,0 +1,213 @@
+"""The ``mutant:NAME`` backends: the reference evaluator with one realistic bug injected.
+
+Running a pack against every mutant measures the suite: a mutant the pack does not
+fail is a bug a real implementation could have and still pass.  ``available_mutants()``
+lists them; the catalogue itself is in :mod:`conformance.backends.mutant_catalog` and
+described in docs/mutants.md.
+
+A :class:`Mutant` changes the evaluator in two ways, both only while its backend runs:
+
+* ``wrap``: a function ``(original, ctx) -> outputs`` that replaces the implementation of
+  each operator in ``operators``.  It goes into the operator table of the one
+  :class:`~reference.engine.Evaluator` the backend makes, never into
+  ``reference.registry.OPERATORS``, so nothing else in the process sees it.  Wrappers
+  usually call the original (so every ERROR_IF and REQUIRE still holds) and damage its
+  result, or call it on an altered context (:func:`with_attrs`, :func:`with_values`,
+  :func:`skipping_error_if`).
+* ``helpers``: :class:`HelperPatch` replacements of a function inside a reference
+  module (a private helper such as ``tensor_conv._conv_axes``), for bugs that live in
+  the middle of an operator.  They are installed with ``unittest.mock.patch.object``
+  for the duration of ``run`` and restored afterwards; while installed, a call from any
+  other thread still reaches the original, and mutant runs are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from unittest import mock
+
+import numpy as np
+
+from conformance.backends.base import BackendError, BackendResult
+from conformance.graph import Graph
+from conformance.spec import load_spec
+from reference.context import OpContext
+from reference.engine import Evaluator, to_storage
+from reference.registry import OpFunction
+from vectors.pack_model import LoadedVector
+
+Result = dict[str, np.ndarray | list[np.ndarray]]
+Wrapper = Callable[[OpFunction, OpContext], Result]
+Effect = Literal["wrong result", "accepts invalid graph", "rejects valid graph"]
+
+
+@dataclass(frozen=True)
+class HelperPatch:
+    """Replace ``owner.attribute`` (a module function or a class's method) by
+    ``replace(original)`` while the mutant runs."""
+
+    owner: object
+    attribute: str
+    replace: Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    operators: tuple[str, ...]  # operators whose results it can change
+    modes: str  # the modes / attribute values where the bug shows
+    bug: str  # the real-world bug it models, one line
+    catches: str  # what kind of vector should fail it
+    effect: Effect = "wrong result"
+    wrap: Wrapper | None = None
+    helpers: tuple[HelperPatch, ...] = ()
+
+    def operator_table(self, base: Mapping[str, OpFunction]) -> dict[str, OpFunction]:
+        """``base`` with this mutant's operators wrapped."""
+        table = dict(base)
+        if self.wrap is None:
+            return table
+        for name in self.operators:
+            if name in base:
+                table[name] = functools.partial(self.wrap, base[name])
+        return table
+
+    def touches(self, graph: Graph) -> bool:
+        """Whether ``graph`` has an operator this mutant can change (a vector without
+        one gives the reference's result)."""
+        return any(op.op in self.operators for b in graph.blocks() for op in b.operators)
+
+
+# -- helper patches: installed for one run, visible only to the running thread ---------
+
+
+class _Owner:
+    """The thread running a mutant (at most one at a time, under ``lock``)."""
+
+    lock = threading.Lock()
+    thread: int | None = None
+
+
+def _guarded(original: Callable[..., Any], mutated: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        fn = mutated if _Owner.thread == threading.get_ident() else original
+        return fn(*args, **kwargs)
+
+    return dispatch
+
+
+@contextmanager
+def helpers_installed(patches: tuple[HelperPatch, ...]) -> Iterator[None]:
+    """Install ``patches`` for the calling thread; everything is restored on exit."""
+    if not patches:
+        yield  # nothing global to touch, so no need to wait for other mutant runs
+        return
+    with _Owner.lock, ExitStack() as stack:
+        for p in patches:
+            original = getattr(p.owner, p.attribute)  # AttributeError: helper renamed
+            guarded = _guarded(original, p.replace(original))
+            stack.enter_context(mock.patch.object(p.owner, p.attribute, guarded))
+        _Owner.thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            _Owner.thread = None
+
+
+# -- altered contexts ------------------------------------------------------------------
+
+
+def with_attrs(ctx: OpContext, **changes: Any) -> OpContext:
+    """The context with some operator attributes replaced (the graph is untouched)."""
+    altered = copy.copy(ctx)
+    attributes = {**ctx.operator.attributes, **changes}
+    altered.operator = dataclasses.replace(ctx.operator, attributes=attributes)
+    return altered
+
+
+def with_values(ctx: OpContext, changes: Mapping[str, np.ndarray]) -> OpContext:
+    """The context with the values of some tensors (by tensor name) replaced."""
+    altered = copy.copy(ctx)
+    altered.values = {**ctx.values, **changes}
+    return altered
+
+
+def with_inputs(ctx: OpContext, **changes: np.ndarray) -> OpContext:
+    """The context with some single input arguments (by argument name) replaced."""
+    return with_values(ctx, {ctx.operands.inputs[a][0]: v for a, v in changes.items()})
+
+
+def skipping_error_if(ctx: OpContext, *clauses: str) -> OpContext:
+    """The context whose ``error_if`` ignores the given clauses: an implementation that
+    forgot those checks (and then computes whatever its code computes)."""
+    altered = copy.copy(ctx)
+    check = ctx.error_if
+
+    def error_if(condition: bool | np.ndarray, clause: str, detail: str = "") -> None:
+        if clause not in clauses:
+            check(condition, clause, detail)
+
+    setattr(altered, "error_if", error_if)  # noqa: B010 - an instance attribute shadows the method
+    return altered
+
+
+# -- the backend -----------------------------------------------------------------------
+
+
+def _catalogue() -> dict[str, Mutant]:
+    from conformance.backends.mutant_catalog import CATALOGUE
+
+    return CATALOGUE
+
+
+def available_mutants() -> dict[str, str]:
+    """Every mutant name with the bug it models."""
+    return {name: m.bug for name, m in sorted(_catalogue().items())}
+
+
+def get_mutant(name: str) -> Mutant:
+    mutants = _catalogue()
+    if name not in mutants:
+        known = ", ".join(sorted(mutants))
+        raise BackendError(f"unknown mutant {name!r}; known: {known}")
+    return mutants[name]
+
+
+class MutantBackend:
+    """``mutant:NAME``: behaves exactly like the ``reference`` backend except for the
+    one bug of mutant NAME."""
+
+    def __init__(self, argument: str | None = None) -> None:
+        if not argument:
+            known = ", ".join(sorted(_catalogue()))
+            raise BackendError(f"the mutant backend needs a name, mutant:NAME; known: {known}")
+        self.mutant = get_mutant(argument)
+        self.name = f"mutant:{argument}"
+        self.spec = load_spec()
+
+    def unsupported(self, vector: LoadedVector) -> str | None:
+        return None  # as the reference: a mutant must not hide behind skips
+
+    def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
+        # The reference backend's run, with the mutant's operator table and helpers.
+        level = self.spec.level(vector.requirements.level)
+        evaluator = Evaluator(vector.graph, self.spec, level)
+        evaluator.ops = self.mutant.operator_table(evaluator.ops)
+        with helpers_installed(self.mutant.helpers):
+            outcome = evaluator.run(vector.inputs)
+        if outcome.kind == "error":
+            return BackendResult.reject(str(outcome.rule))
+        if outcome.kind == "unpredictable":
+            return BackendResult.reject(f"unpredictable: {outcome.rule}")
+        main = vector.graph.main
+        outputs = {n: to_storage(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
+        return BackendResult(outputs)
