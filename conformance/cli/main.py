@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         certify_cmd,
         fuzz_cmd,
         generate_cmd,
+        mutation_cmd,
         pack_cmd,
         run_cmd,
         spec_cmd,
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.register(sub)
     certify_cmd.register(sub)
     fuzz_cmd.register(sub)
+    mutation_cmd.register(sub)
     pack_cmd.register(sub)
     spec_cmd.register(sub)
     return parser
