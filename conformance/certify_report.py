@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from conformance.certify import Certificate, PairResult
 
-COLOURS = {"met": "#2e7d32", "failed": "#c62828", "not met": "#ef6c00"}
+COLOURS = {"met": "#2e7d32", "failed": "#c62828", "not met": "#ef6c00", "not testable": "#757575"}
 BINS = [0.0, 0.25, 0.5, 0.75, 0.9, 1.0]  # margin histogram edges (1 = the whole bound)
 
 
@@ -71,7 +71,7 @@ def markdown(cert: Certificate, pack: str, margins: dict[str, list[float]]) -> s
             f"| {p.operator} | {p.mode} | {p.status} | {p.run} | {p.passed} | {p.failed} | "
             f"{p.skipped} | {margin} |"
         )
-    bad = [p for p in cert.pairs if p.status != "met"]
+    bad = [p for p in cert.pairs if p.status in ("failed", "not met")]
     if bad:
         lines += ["", "## Failures", ""]
         for p in bad:
