@@ -175,6 +175,7 @@ Requirements: {summary["required"]} (operator, mode) pairs: {summary["met"]} met
 <p class="legend"><span style="background:{COLOURS["met"]}">met</span>
 <span style="background:{COLOURS["failed"]}">failed</span>
 <span style="background:{COLOURS["not met"]}">not met</span>
+<span style="background:{COLOURS["not testable"]}">not testable</span>
 (cells: valid vectors passed / vectors run)</p>
 <h2>Coverage matrix</h2>
 <table><tr><th>operator</th>{head}</tr>{"".join(rows)}</table>
