@@ -34,7 +34,7 @@ from conformance.runner import (
     TIMEOUT,
     IsolatedPool,
     VectorResult,
-    _serve,
+    serve,
 )
 from conformance.spec import Spec, TypeSupport
 from vectors.pack_model import LoadedVector, Vector
@@ -98,7 +98,7 @@ def _vector_worker(conn: Connection, backend_spec: str, claim: dict[str, Any]) -
         return open_pack(folder).load(vector.name)
 
     try:
-        _serve(conn, backend_spec, load, lambda v: (v.operator, v.mode, v.kind))
+        serve(conn, backend_spec, load, lambda v: (v.operator, v.mode, v.kind))
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
 

@@ -181,19 +181,19 @@ def run_one(backend: Any, vector: LoadedVector) -> VectorResult:
     return judge(vector, result, time.monotonic() - started)
 
 
-def _pack_worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
+def pack_worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
     """Worker process: receives vector names of a pack, sends back result documents."""
     from vectors.pack import open_pack
 
     pack = open_pack(pack_path)
-    _serve(conn, backend_spec, pack.load, lambda name: _meta(pack.entry(name)))
+    serve(conn, backend_spec, pack.load, lambda name: _meta(pack.entry(name)))
 
 
 def _meta(entry: Any) -> tuple[str, str, str]:
     return entry.operator, entry.mode, entry.kind
 
 
-def _serve(
+def serve(
     conn: Connection,
     backend_spec: str,
     load: Callable[[Any], LoadedVector],
@@ -238,7 +238,7 @@ class IsolatedPool:
     def __init__(
         self, target: Callable[..., None], args: tuple[Any, ...], workers: int, timeout: float
     ) -> None:
-        """``target(conn, *args)`` is the worker loop (see :func:`_serve`)."""
+        """``target(conn, *args)`` is the worker loop (see :func:`serve`)."""
         self.ctx = mp.get_context("fork")
         self.target = target
         self.args = args
@@ -414,7 +414,7 @@ def run_pack(
             progress(len(results), len(names))
 
     workers = min(jobs, max(1, len(todo)))
-    pool = IsolatedPool(_pack_worker, (str(pack_path), backend_spec), workers, timeout)
+    pool = IsolatedPool(pack_worker, (str(pack_path), backend_spec), workers, timeout)
     try:
         pool.run([(n, n) for n in todo], entries, on_result)
     finally:

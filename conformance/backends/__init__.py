@@ -20,6 +20,10 @@ ENTRY_POINT_GROUP = "tosa_conformance.backends"
 # affects only its own backend.
 BUILTIN: dict[str, tuple[str, str]] = {
     "reference": ("conformance.backends.reference:ReferenceBackend", "this project's evaluator"),
+    "command": (
+        "conformance.backends.command:CommandBackend",
+        "command:EXECUTABLE [ARG...], a program run like Arm's tosa_reference_model --test_desc",
+    ),
     "mutant": (
         "conformance.backends.mutants:MutantBackend",
         "the reference with one injected bug: mutant:NAME (tosa-conformance mutants)",

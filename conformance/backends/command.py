@@ -99,10 +99,11 @@ class CommandBackend:
         if crash is not None:
             raise BackendCrash(f"{self._program} {crash}{_last_line(log)}")
         error = workdir / ERROR_FILE
-        if code != 0 or error.exists():
-            message = _read_message(error) or f"{self._program} exited with status {code}"
-            if not error.exists():
-                message += _last_line(log)
+        if error.exists():
+            message = _read_message(error) or f"{self._program} wrote an empty {ERROR_FILE}"
+            return BackendResult.reject(message, log)
+        if code != 0:
+            message = f"{self._program} exited with status {code}{_last_line(log)}"
             return BackendResult.reject(message, log)
         main = vector.graph.main
         outputs: dict[str, np.ndarray] = {}
