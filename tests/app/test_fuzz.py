@@ -83,3 +83,38 @@ def test_durations(text: str, seconds: float) -> None:
 def test_bad_duration() -> None:
     with pytest.raises(UsageError, match="not a duration"):
         parse_duration("ten minutes")
+
+
+@pytest.mark.parametrize(
+    ("mutant", "op", "kind"),
+    [
+        ("argmax-last-max", "ARGMAX", "wrong-result"),
+        ("gather-batch-ignored", "GATHER", "wrong-result"),
+        ("intdiv-floors", "INTDIV", "wrong-result"),
+        ("clamp-accepts-inverted-bounds", "CLAMP", "accepted-invalid"),
+    ],
+)
+def test_fuzz_finds_mutants_and_the_findings_replay(
+    tmp_path: Path, capsys, mutant: str, op: str, kind: str
+) -> None:
+    out = tmp_path / "findings"
+    code = main(
+        [
+            "fuzz",
+            "--backend",
+            f"mutant:{mutant}",
+            "--ops",
+            op,
+            "--profile",
+            "BI",
+            "--max-examples",
+            "150",
+            "-o",
+            str(out),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 1 and f"FOUND {kind}" in printed
+    replayed = run_pack(out, f"mutant:{mutant}")
+    assert replayed.results and all(r.failed for r in replayed.results)
+    assert not run_pack(out, "reference").failed
