@@ -129,3 +129,13 @@ def test_resize_fp16() -> None:
 def test_reduce_product_underflow_sign() -> None:
     desc = reduce_product(FP16, 3)
     assert verdicts(-1e-9, [-0.0, 0.0], desc, None, np.float16) == [True, False]
+
+
+def test_pow_bound_where_log_times_y_is_zero_times_infinity() -> None:
+    from reference.compliance import abs_error_bound_tensor
+
+    x = np.array([0.0, np.inf, 1.0, 2.0])
+    y = np.array([0.0, 0.0, np.inf, 3.0])
+    # 2 * (1 + |log|x| * y|): the first three are 0 * inf, taken as 0; the last by hand
+    expected = [2.0, 2.0, 2.0, 2.0 * (1.0 + 3.0 * np.log(2.0))]
+    assert np.allclose(abs_error_bound_tensor("POW", x, y), expected)
