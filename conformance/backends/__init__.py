@@ -28,6 +28,10 @@ BUILTIN: dict[str, tuple[str, str]] = {
         "conformance.backends.mutants:MutantBackend",
         "the reference with one injected bug: mutant:NAME (tosa-conformance mutants)",
     ),
+    "tosa-reference-model": (
+        "conformance.backends.arm:ArmBackend",
+        "Arm's C++ reference model (tosa-tools, the 'arm' extra): in process or its executable",
+    ),
     "python": (
         "conformance.backends:python_backend",
         "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",

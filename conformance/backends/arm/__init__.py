@@ -2,9 +2,10 @@
 
 Our vectors follow an earlier draft of the spec than the one tosa-tools implements, so
 each graph is translated (:mod:`.translate`, :mod:`.operators`; the differences are the
-table in :mod:`.revisions` and docs/arm-reference-model.md) and run in process, or with
-the ``tosa_reference_model`` executable for outputs the binding cannot return
-(:mod:`.run`).
+table in :mod:`.revisions` and docs/arm-reference-model.md), vectors the later revision
+judges differently are skipped (:mod:`.conflicts`), and the rest run in process, or
+with the ``tosa_reference_model`` executable where the binding cannot cope
+(:func:`needs_executable`, :mod:`.run`).
 
 Argument: ``tosa-reference-model`` (choose per graph), ``tosa-reference-model:cli``
 (always the executable; slower, a cross-check of the binding) or
@@ -13,13 +14,19 @@ Argument: ``tosa-reference-model`` (choose per graph), ``tosa-reference-model:cl
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
+from conformance import dtypes
 from conformance.backends.arm.conflicts import find_conflict
 from conformance.backends.arm.elements import crosses_binding
 from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.run import ModelRun, load_model, run_cli, run_in_process
+from conformance.backends.arm.run import (
+    ModelRun,
+    find_executable,
+    load_model,
+    run_cli,
+    run_in_process,
+)
 from conformance.backends.arm.translate import (
     ArmGraph,
     load_serializer,
@@ -27,6 +34,8 @@ from conformance.backends.arm.translate import (
     why_untranslatable,
 )
 from conformance.backends.base import BackendError, BackendResult
+from conformance.graph import Graph
+from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
 
 __all__ = ["ArmBackend"]
@@ -49,7 +58,8 @@ class ArmBackend:
             self.model = load_model()
         except ImportError as exc:
             raise BackendError(f"tosa-tools is not importable ({exc}); {INSTALL_HINT}") from None
-        self.executable = shutil.which("tosa_reference_model")
+        self.executable = find_executable()
+        self.spec = load_spec()
         if self.mode == "cli" and self.executable is None:
             raise BackendError(f"no tosa_reference_model executable on PATH; {INSTALL_HINT}")
         # The last translation, for run() after unsupported(); the vector itself is kept
@@ -59,8 +69,7 @@ class ArmBackend:
     def _uses_cli(self, vector: LoadedVector) -> bool:
         if self.mode != "auto":
             return self.mode == "cli"
-        main = vector.graph.main
-        return any(not crosses_binding(main.tensors[n].dtype) for n in main.outputs)
+        return needs_executable(vector.graph)
 
     def _translate(self, vector: LoadedVector, cli: bool) -> ArmGraph:
         if self._cache and self._cache[0] is vector and self._cache[1] == cli:
@@ -83,19 +92,25 @@ class ArmBackend:
         cli = self._uses_cli(vector)
         if cli and self.executable is None:
             return (
-                "the graph has INT4/INT48/SHAPE outputs, which only the tosa_reference_model "
-                "executable returns, and it is not on PATH"
+                "the graph needs the tosa_reference_model executable (INT4/INT48/SHAPE "
+                "outputs, or several operators), and it is not on PATH"
             )
         if cli and self.mode == "inprocess":
             return (
-                "the graph has INT4/INT48/SHAPE outputs, which the in-process binding "
-                "cannot return (backend argument 'inprocess')"
+                "the graph needs the tosa_reference_model executable (INT4/INT48/SHAPE "
+                "outputs, or several operators) and the backend argument is 'inprocess'"
             )
         try:
             self._translate(vector, cli)
         except Untranslatable as exc:
             return str(exc)
-        return find_conflict(vector.graph, vector.inputs, vector.kind)
+        return find_conflict(vector.graph, vector.inputs, vector.kind, self._max_nesting(vector))
+
+    def _max_nesting(self, vector: LoadedVector) -> int | None:
+        try:
+            return int(self.spec.level(vector.requirements.level)["MAX_NESTING"])
+        except (KeyError, ValueError):
+            return None
 
     def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
         cli = self._uses_cli(vector)
@@ -110,6 +125,29 @@ class ArmBackend:
         else:
             result = run_in_process(arm, level, workdir, self.model)
         return _as_backend_result(result)
+
+
+def needs_executable(graph: Graph) -> bool:
+    """Whether ``graph`` must run through the executable rather than the binding.
+
+    Three reasons: outputs the binding cannot return (INT4 / INT48 / SHAPE); tensors
+    with a zero dimension (the model refuses them, but the 2026.8 binding crashes with
+    SIGSEGV doing so when the tensor is a constant); graphs of more than one operator
+    (CONST aside; the FULLY_CONNECTED rewrite counts as several): an ERROR_IF failing
+    during evaluation leaves later outputs unevaluated, and the binding then crashes
+    collecting them.  The executable reports the ERROR status in every case.
+    """
+    main = graph.main
+    if any(not crosses_binding(main.tensors[n].dtype) for n in main.outputs):
+        return True
+    for block in graph.blocks():
+        if any(0 in t.shape and t.dtype is not dtypes.SHAPE for t in block.tensors.values()):
+            return True
+    ops = [op.op for b in graph.blocks() for op in b.operators if op.op not in _CONSTS]
+    return len(ops) > 1 or "FULLY_CONNECTED" in ops
+
+
+_CONSTS = ("CONST", "CONST_SHAPE")
 
 
 def _as_backend_result(result: ModelRun) -> BackendResult:

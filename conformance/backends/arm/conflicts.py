@@ -34,9 +34,17 @@ def _rule(*ops: str, values: bool = False) -> Callable[[Rule], Rule]:
     return deco
 
 
-def find_conflict(graph: Graph, inputs: Mapping[str, np.ndarray], kind: str) -> str | None:
+def find_conflict(
+    graph: Graph, inputs: Mapping[str, np.ndarray], kind: str, max_nesting: int | None = None
+) -> str | None:
     """The reason this vector (of kind valid / error / level) means something else in
-    the later revision, else None."""
+    the later revision, else None.  ``max_nesting``: the vector's level's MAX_NESTING."""
+    if max_nesting is not None and nesting_depth(graph) >= max_nesting:
+        return (
+            f"control flow nested {nesting_depth(graph) + 1} deep: our revision fails it "
+            f"(ERROR_IF(tosa_nesting_depth >= MAX_NESTING), MAX_NESTING={max_nesting}); "
+            "tosa-tools 2026.8 runs it without complaint (it does not check the depth)"
+        )
     tables = [RULES, VALUE_RULES] if kind == "valid" else [RULES]
     for block in graph.blocks():
         values: dict[str, np.ndarray] = {
@@ -50,6 +58,41 @@ def find_conflict(graph: Graph, inputs: Mapping[str, np.ndarray], kind: str) -> 
                     reason = rule(block, op, values)
                     if reason:
                         return reason
+    return None
+
+
+_CONTROL_FLOW = {
+    "COND_IF": ("then_graph", "else_graph"),
+    "WHILE_LOOP": ("cond_graph", "body_graph"),
+}
+
+
+def nesting_depth(graph: Graph) -> int:
+    """The deepest tosa_nesting_depth at which a control-flow operator runs (the entry
+    block is depth 0), or -1 without control flow; as our reference counts it."""
+    blocks = {b.name: b for b in graph.blocks()}
+
+    def deepest(block: Block, depth: int, seen: frozenset[str]) -> int:
+        worst = -1
+        for op in block.operators:
+            for attr in _CONTROL_FLOW.get(op.op, ()):
+                worst = max(worst, depth)
+                name = str(op.attributes.get(attr, ""))
+                if name in blocks and name not in seen:
+                    worst = max(worst, deepest(blocks[name], depth + 1, seen | {name}))
+        return worst
+
+    return deepest(graph.main, 0, frozenset({graph.main.name}))
+
+
+@_rule("COND_IF")
+def _cond_rank0(block: Block, op: Operator, values: Mapping[str, np.ndarray]) -> str | None:
+    cond = block.tensors.get(op.inputs[0]) if op.inputs else None
+    if cond is not None and cond.rank == 0:
+        return (
+            "COND_IF with a rank-0 condition breaks our revision's rank >= 1 rule; the later "
+            "revision takes a rank-0 condition"
+        )
     return None
 
 

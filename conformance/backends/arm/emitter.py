@@ -33,6 +33,7 @@ class BlockEmitter:
         # ... and as the Arm graph declares them (after any retyping/reshaping).
         self.tensors = dict(tensors)
         self._declared: set[str] = set()
+        self.const_values: dict[str, np.ndarray] = {}  # constants declared so far
         self._taken: set[str] = set(tensors)
 
     # -- tensors ------------------------------------------------------------------
@@ -53,6 +54,13 @@ class BlockEmitter:
         """Declare ``t`` in the block (once); ``data`` makes it a constant's contents."""
         if t.name in self._declared:
             return
+        if data is not None and t.dtype.is_int:
+            wide = np.asarray(data).astype(np.int64)
+            if wide.size and not np.all(t.dtype.in_range(wide)):
+                raise Untranslatable(
+                    f"constant {t.name!r} holds values outside {t.dtype}; the later revision "
+                    f"keeps constants as the contents of a {t.dtype} tensor"
+                )
         self._declared.add(t.name)
         self.tensors[t.name] = t
         payload = None if data is None else const_data(np.asarray(data).reshape(t.shape), t.dtype)
@@ -84,6 +92,7 @@ class BlockEmitter:
     def constant(self, t: Tensor, values: np.ndarray) -> None:
         """Declare ``t`` holding ``values`` and the operator that produces it."""
         self.declare(t, values)
+        self.const_values[t.name] = np.asarray(values)
         op = "CONST_SHAPE" if t.dtype is dtypes.SHAPE else "CONST"
         self.op(op, [], [t.name])
 

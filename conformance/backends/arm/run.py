@@ -2,17 +2,17 @@
 
 Two ways, same result:
 
-* in process, through ``tosa_reference_model.run(flatbuffer, inputs)`` (microseconds
-  per small graph) whenever every graph input and output can cross the binding;
-* the ``tosa_reference_model`` executable with ``--test_desc`` (about half a second per
-  graph: process start) for graphs with INT4 / INT48 / SHAPE outputs, which the binding
-  returns empty.  Every input is then embedded in the graph as a constant, so only
-  outputs travel through ``.npy`` files.
+* in process, through ``tosa_reference_model.run(flatbuffer, inputs)`` (tens of
+  microseconds per small graph);
+* the native ``tosa_reference_model`` executable with ``--test_desc`` (a few
+  milliseconds: process start) for the graphs the binding cannot cope with (see
+  ``needs_executable`` in the package).  Every input is then embedded in the graph as
+  a constant, so only outputs travel through ``.npy`` files.
 
 Both report the graph status the model computes: VALID, ERROR (an ERROR_IF failed, or
 the graph did not pass the model's validation) or UNPREDICTABLE (a REQUIRE failed).
-The model writes its diagnostics to the C-level stderr; the in-process runner redirects
-file descriptor 2 into the work folder while it runs, so the messages reach the log.
+The model prints its diagnostics through C stdio; the in-process runner points file
+descriptors 1 and 2 at a file in the work folder while it runs, so they reach the log.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import contextlib
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import import_module
+from importlib import import_module, metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +55,23 @@ def model_level(level: str) -> str:
     return LEVELS.get(level, "NONE")
 
 
+def find_executable() -> str | None:
+    """The native ``tosa_reference_model`` binary of the installed tosa-tools wheel.
+
+    The wheel's console script of that name is a Python shim (behind a pyenv shim,
+    perhaps) that looks the binary up and runs it: a few hundred milliseconds per call
+    that running the binary directly saves.  PATH is the fallback."""
+    try:
+        dist = metadata.distribution("tosa-tools")
+    except metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None:
+        native = Path(str(dist.locate_file(Path("bin") / "tosa_reference_model")))
+        if native.is_file() and os.access(native, os.X_OK):
+            return str(native)
+    return shutil.which("tosa_reference_model")
+
+
 def load_model() -> Any:
     """Arm's in-process model module (ImportError when tosa-tools is missing)."""
     return import_module("tosa_reference_model")
@@ -63,8 +81,8 @@ _LIBC = ctypes.CDLL(None)
 
 
 @contextlib.contextmanager
-def _stderr_to(path: Path) -> Iterator[None]:
-    """Send the process's fd 2 (and fd 1: the model prints warnings to both) to ``path``."""
+def _stdio_to(path: Path) -> Iterator[None]:
+    """Point the process's file descriptors 1 and 2 at ``path`` (the model prints to both)."""
     with open(path, "wb") as sink:
         saved = [os.dup(1), os.dup(2)]
         try:
@@ -125,15 +143,19 @@ def run_in_process(arm: ArmGraph, level: str, workdir: Path, model: Any = None) 
     inputs = [binding_input(v, t.dtype) for t, v in zip(arm.inputs, arm.input_values, strict=True)]
     debug, captured = workdir / "model-debug.log", workdir / "model-stderr.log"
     failure: Exception | None = None
-    with _stderr_to(captured):
+    with _stdio_to(captured):
         try:
             raw, status = model.run(
                 arm.flatbuffer, inputs, debug_filename=str(debug), tosa_level=model_level(level)
             )
-        except ValueError as exc:  # the graph did not initialise (failed validation)
+        except ValueError as exc:
             failure = exc
     log = _read(captured) + _read(debug)
     if failure is not None:
+        if "Invalid TOSA graph" not in str(failure):
+            # Inputs the binding refused: a fault of this backend, not the graph's.
+            raise RuntimeError(f"the model refused the inputs: {failure}; {_gist(log)}")
+        # The graph did not initialise: it failed the model's validation (ERROR_IFs).
         return ModelRun("error", message=_gist(log) or str(failure), log=log)
     name = status.name
     if name == "TOSA_ERROR":
