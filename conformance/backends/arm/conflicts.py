@@ -113,6 +113,11 @@ def _concat_shape_empty(block: Block, op: Operator, values: Mapping[str, np.ndar
             "CONCAT_SHAPE of an empty list is valid in our revision; tosa-tools requires at "
             "least one input"
         )
+    if any(n in block.tensors and block.tensors[n].size == 0 for n in op.inputs):
+        return (
+            "CONCAT_SHAPE of an empty shape (the shape of a rank-0 tensor) is valid in our "
+            "revision; tosa-tools rejects rank-0 shapes"
+        )
     return None
 
 

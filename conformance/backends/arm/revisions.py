@@ -204,10 +204,10 @@ DIFFERENCES: tuple[Difference, ...] = (
     ),
     Difference(
         "CONCAT_SHAPE",
-        "an empty input list gives an empty shape",
-        "ERROR_IF(inputs.empty())",
+        "an empty input list, or an empty shape among the inputs, is valid",
+        "ERROR_IF(inputs.empty()); rank-0 (empty) shapes are not supported",
         "mapped, some vectors skipped",
-        "vectors with no inputs are skipped",
+        "vectors with no inputs or with an empty shape input are skipped",
     ),
     Difference(
         "RESHAPE",
