@@ -277,6 +277,7 @@ class GenerateResult:
     plan: Plan
     pack_sha256: str
     seconds: float
+    notes: list[str] = field(default_factory=list)  # things not tested, by design
 
 
 def generate(
@@ -311,10 +312,20 @@ def generate(
     results = _run_jobs(the_plan.jobs, jc, max(1, jobs), progress or (lambda d, t: None))
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
     problems = [r.problem for r in results if r.problem]
-    problems += [f"no recipe draws {m.operator} [{m.mode}] yet" for m in the_plan.without_recipe]
+    notes: list[str] = []
+    from conformance.certify import UNTESTABLE_OPERATORS
+
+    for m in the_plan.without_recipe:
+        why = UNTESTABLE_OPERATORS.get(m.operator)
+        if why:  # not a gap: nothing can be tested there
+            notes.append(f"{m.operator} [{m.mode}] has no vectors: {why}")
+        else:
+            problems.append(f"no recipe draws {m.operator} [{m.mode}] yet")
     meta = PackMeta.create(spec, claim.to_json(), seed, options.to_json())
     pack_sha = write_pack_index(out, meta, entries)
-    return GenerateResult(out, entries, problems, the_plan, pack_sha, time.monotonic() - started)
+    return GenerateResult(
+        out, entries, problems, the_plan, pack_sha, time.monotonic() - started, notes
+    )
 
 
 def default_jobs() -> int:

@@ -90,6 +90,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     )
     for line in summarize(result):
         print(line)
+    for note in result.notes:
+        print(f"note: {note}")
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     return 0
