@@ -109,7 +109,8 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
             rc = RecipeContext(spec, op_spec, m, claim.level, Budget())
             seen: set[str] = set()
             for entry in breakers_for(m.operator, rc):
-                if entry.clause in seen:
+                can_pack = getattr(entry, "can_pack", None)
+                if entry.clause in seen or (can_pack is not None and not can_pack(rc)):
                     continue
                 seen.add(entry.clause)
                 jobs.append(Job(m.operator, m.mode, "error", len(seen) - 1, clause=entry.clause))

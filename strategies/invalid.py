@@ -38,6 +38,13 @@ class BreakerEntry:
     fn: Breaker
     optional: bool = False  # may legitimately not apply to some modes (e.g. int-only rules)
     applies: Callable[[RecipeContext], bool] | None = None  # static test, for generic ones
+    # Whether its cases can be written as vectors (False: the flatbuffer cannot hold the
+    # broken value, e.g. CONST values of another shape than the output); such breakers
+    # still test the reference, but generate plans no vectors for them.
+    packable: Callable[[RecipeContext], bool] | None = None
+
+    def can_pack(self, rc: RecipeContext) -> bool:
+        return self.packable is None or self.packable(rc)
 
 
 BREAKERS: list[BreakerEntry] = []
@@ -48,13 +55,14 @@ def breaks(
     clause: str,
     optional: bool = False,
     applies: Callable[[RecipeContext], bool] | None = None,
+    packable: Callable[[RecipeContext], bool] | None = None,
 ) -> Callable[[Breaker], Breaker]:
     """Register a breaker; ``optional`` when some modes of the operator cannot break the
     clause (the breaker then returns None for them)."""
 
     def register(fn: Breaker) -> Breaker:
         for op in operators:
-            BREAKERS.append(BreakerEntry(op, clause, fn, optional, applies))
+            BREAKERS.append(BreakerEntry(op, clause, fn, optional, applies, packable))
         return fn
 
     return register

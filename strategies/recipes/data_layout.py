@@ -341,7 +341,13 @@ def pad_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
     )
 
 
-@breaks("PAD", clause=ATTRIBUTES_CLAUSE, applies=lambda rc: rc.dtype("in_out_t").is_int)
+@breaks(
+    "PAD",
+    clause=ATTRIBUTES_CLAUSE,
+    applies=lambda rc: rc.dtype("in_out_t").is_int,
+    # pad_const is an int32 field: an i32 value out of range cannot be written
+    packable=lambda rc: rc.dtype("in_out_t").bits < 32,
+)
 def pad_const_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """pad_const is typed like the input: an integer it cannot hold (floats and
     booleans take any number, rounded or tested for zero)."""

@@ -35,7 +35,9 @@ def identity(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return elementwise(draw, rc)
 
 
-@breaks("CONST", clause=OUTPUTS_CLAUSE)
+# CONST values are stored as the output tensor's data: values of another shape or out of
+# the type cannot be written as a vector (packable=False).
+@breaks("CONST", clause=OUTPUTS_CLAUSE, packable=lambda rc: False)
 def const_output_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """The output is declared with the shape of ``values``: declare another."""
     out = broken(spec, OUTPUTS_CLAUSE)
@@ -50,7 +52,12 @@ def const_output_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
     return out
 
 
-@breaks("CONST", clause=ATTRIBUTES_CLAUSE, applies=lambda rc: rc.dtype("out_t").is_int)
+@breaks(
+    "CONST",
+    clause=ATTRIBUTES_CLAUSE,
+    applies=lambda rc: rc.dtype("out_t").is_int,
+    packable=lambda rc: False,
+)
 def const_out_of_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """An integer ``values`` element the output type cannot hold, or a fraction (float
     and boolean types take any number, rounded or tested for zero)."""
