@@ -164,6 +164,7 @@ class Fuzzer:
     def search(self, mode: TypeSupport, max_examples: int, deadline: float) -> Finding | None:
         from conformance.vectorize import case_to_vector
         from vectors.pack_model import Provenance
+        from vectors.pack_write import vector_files
 
         slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{mode.operator}-{mode.mode}").strip("-").lower()
         name = f"finding_{slug}"
@@ -191,6 +192,10 @@ class Fuzzer:
             )
             if vector is None:
                 return  # the reference disagrees with the recipe: not a test
+            try:
+                vector_files(vector)  # the same checks as writing it into a pack
+            except ValueError:
+                return  # e.g. a broken attribute the flatbuffer cannot hold: no vector
             tried[0] += 1
             self.examples += 1
             result = self._run(vector)
