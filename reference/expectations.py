@@ -103,9 +103,14 @@ class DescribeContext:
                 if _is_float(v):
                     values[n] = np.abs(v.astype(np.float64))
         ctx = self.evaluator.context(self.block, self.index, values)
-        results = self.evaluator.call(ctx)
+        with np.errstate(invalid="ignore", over="ignore"):
+            results = self.evaluator.call(ctx)
         out = results[self.output_arg]
-        return np.asarray(out[0] if isinstance(out, list) else out, dtype=np.float64)
+        bound = np.asarray(out[0] if isinstance(out, list) else out, dtype=np.float64)
+        # inf * 0 in the abs pass (an infinite input, made the peak of every input when
+        # local_bound is false, meeting a zero weight) is an unbounded term, not "no
+        # bound": the output then has no accuracy limit, as for any overflowing bound.
+        return np.where(np.isnan(bound), np.inf, bound)
 
 
 def _is_float(v: np.ndarray) -> bool:

@@ -155,6 +155,11 @@ def _pow_domain(block: Block, op: Operator, values: Mapping[str, np.ndarray]) ->
         x, y = np.broadcast_arrays(*(np.asarray(values[n]).astype(np.float64) for n in op.inputs))
     except ValueError:
         return None
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return (
+            "POW with a non-finite input: our revision defines the result (IEEE pow); the "
+            "later revision REQUIREs finite inputs (unpredictable)"
+        )
     if bool(np.any(x < 0)) or bool(np.any((x == 0) & (y <= 0))):
         return (
             "POW with a negative base, or a zero base and a non-positive exponent: our "
