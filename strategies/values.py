@@ -140,3 +140,30 @@ def tensor_values(
                 with np.errstate(over="ignore", invalid="ignore"):
                     flat[pos] = np.asarray(v).astype(dt.storage)
     return arr
+
+
+# Bit patterns that data movement must carry unchanged: a NaN with a payload (signalling
+# where the format has one) and -0.0, per floating-point type.
+SPECIAL_BITS: dict[str, list[int]] = {
+    "fp16": [0x7C01, 0x8000],
+    "bf16": [0x7F81, 0x8000],
+    "fp32": [0x7F800001, 0x80000000],
+    "fp8e4m3": [0xFF, 0x80],
+    "fp8e5m2": [0x7D, 0x80],
+}
+
+
+def sample_storage(rng: np.random.Generator, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
+    """Plain numpy sample of ``dt`` values (full integer range; floats with the
+    SPECIAL_BITS patterns in their first elements), for tests that need data but no
+    shrinking."""
+    if dt.kind == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dt.kind in ("int", "shape"):
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt.storage)
+    x = np.asarray((rng.standard_normal(shape) * 4).astype(dt.storage))
+    flat = x.view(f"u{dt.storage.itemsize}").reshape(-1)
+    special = SPECIAL_BITS[dt.name][: flat.size]
+    flat[: len(special)] = special
+    return x

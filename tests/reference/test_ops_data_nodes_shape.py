@@ -19,6 +19,7 @@ from conformance.spec import load_spec
 from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
 from reference.engine import Evaluator, evaluate
 from reference.outcome import Outcome
+from strategies.values import sample_storage
 
 SPEC = load_spec()
 I64_MAX = (1 << 63) - 1
@@ -231,37 +232,17 @@ def test_require(make: Callable[[], Outcome], clause: str) -> None:
 
 # -- every mode -------------------------------------------------------------------------
 
-SPECIAL_BITS = {
-    "fp16": [0x7C01, 0x8000],
-    "bf16": [0x7F81, 0x8000],
-    "fp32": [0x7F800001, 0x80000000],
-    "fp8e4m3": [0xFF, 0x80],
-    "fp8e5m2": [0x7D, 0x80],
-}
-
-
-def storage_values(rng: np.random.Generator, dt: DType, shape: Sequence[int]) -> np.ndarray:
-    if dt.kind == "bool":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    if dt.is_int:
-        lo, hi = dt.min, dt.max
-        assert isinstance(lo, int) and isinstance(hi, int)
-        return rng.integers(lo, hi + 1, size=shape).astype(dt.storage)
-    x = (rng.standard_normal(shape) * 4).astype(dt.storage)
-    x.view(f"u{dt.storage.itemsize}").reshape(-1)[:2] = SPECIAL_BITS[dt.name]
-    return x
-
 
 def _mode_graph(op: str, dt: DType, rng: np.random.Generator):
     """(graph, inputs, expected storage output) for one mode of ``op``."""
     if op == "CONST":
-        values = storage_values(rng, dt, (2, 3))
+        values = sample_storage(rng, dt, (2, 3))
         return const_graph(values, dt), {}, values
     if op == "IDENTITY":
-        x = storage_values(rng, dt, (2, 3))
+        x = sample_storage(rng, dt, (2, 3))
         return identity_graph(x.shape, dt), {"x": x}, x
     if op == "DIM":
-        x = storage_values(rng, dt, (2, 5, 3))
+        x = sample_storage(rng, dt, (2, 5, 3))
         return dim_graph(x.shape, dt, 1), {"x": x}, np.array([5])
     if op == "CONCAT_SHAPE":
         return concat_shape([[1, 2], [3]], 3), {}, np.array([1, 2, 3])
