@@ -142,3 +142,10 @@ def from_numpy(dt: np.dtype) -> DType:
         if d.storage == dt:
             return d
     raise KeyError(f"numpy dtype {dt} holds no TOSA element type")
+
+
+def is_float_storage(dt: np.dtype) -> bool:
+    """Whether numpy dtype ``dt`` holds floating-point values, ml_dtypes' narrow floats
+    (bfloat16, float8) included, which numpy does not count as floating."""
+    dt = np.dtype(dt)
+    return dt.kind == "f" or any(d.storage == dt for d in ALL if d.is_float)

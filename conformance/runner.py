@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from conformance.backends import BackendResult, get_backend
+from conformance.dtypes import is_float_storage
 from vectors.pack_model import LoadedVector
 
 # verdicts; the last four are failures of the backend
@@ -84,11 +85,7 @@ def _as_storage(actual: Any, dt: Any) -> np.ndarray:
     if arr.dtype == dt.storage:
         return arr
     if dt.is_float:
-        if arr.dtype.kind != "f" and arr.dtype.name not in (
-            "bfloat16",
-            "float8_e4m3fn",
-            "float8_e5m2",
-        ):
+        if not is_float_storage(arr.dtype):
             raise ValueError(f"dtype {arr.dtype} is not a floating-point type")
         with np.errstate(over="ignore", invalid="ignore"):
             out = arr.astype(dt.storage)

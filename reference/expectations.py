@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from conformance.builder import OperandMap
-from conformance.dtypes import DType
+from conformance.dtypes import DType, is_float_storage
 from conformance.graph import Block, Graph, Operator
 from conformance.spec import Level, Spec, TypeSupport, load_spec
 from reference import compliance
@@ -100,7 +100,7 @@ class DescribeContext:
                 continue
             for n in names:
                 v = np.asarray(values[n])
-                if _is_float(v):
+                if is_float_storage(v.dtype):
                     values[n] = np.abs(v.astype(np.float64))
         ctx = self.evaluator.context(self.block, self.index, values)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -111,11 +111,6 @@ class DescribeContext:
         # local_bound is false, meeting a zero weight) is an unbounded term, not "no
         # bound": the output then has no accuracy limit, as for any overflowing bound.
         return np.where(np.isnan(bound), np.inf, bound)
-
-
-def _is_float(v: np.ndarray) -> bool:
-    # ml_dtypes' narrow floats are not numpy floating subtypes; name them.
-    return v.dtype.kind == "f" or v.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 Describer = Callable[[DescribeContext], OutputCheck]

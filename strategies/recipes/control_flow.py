@@ -14,7 +14,7 @@ error case, always on the outermost operator (the one under test).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -368,11 +368,24 @@ def cond_if(draw: st.DrawFn, rc: RecipeContext) -> Case:
     return case
 
 
-def _register_cond_if(fault: str, clause: str, *, optional: bool = False) -> None:
-    @graph_breaks("COND_IF", clause=clause, optional=optional)
+def _register_fault(
+    op: str,
+    make: Callable[..., Case | None],
+    fault: str,
+    clause: str,
+    *,
+    optional: bool = False,
+) -> None:
+    """A breaker of ``op`` that builds its case with ``make(draw, rc, fault)``."""
+
+    @graph_breaks(op, clause=clause, optional=optional)
     def breaker(draw: st.DrawFn, rc: RecipeContext) -> Case | None:
-        case = cond_if_case(draw, rc, fault)
+        case = make(draw, rc, fault)
         return None if case is None else error_case(case, clause)
+
+
+def _register_cond_if(fault: str, clause: str, *, optional: bool = False) -> None:
+    _register_fault("COND_IF", cond_if_case, fault, clause, optional=optional)
 
 
 _register_cond_if("nesting", NESTING_CLAUSE, optional=True)
@@ -566,10 +579,7 @@ def while_loop(draw: st.DrawFn, rc: RecipeContext) -> Case:
 
 
 def _register_while(fault: str, clause: str, *, optional: bool = False) -> None:
-    @graph_breaks("WHILE_LOOP", clause=clause, optional=optional)
-    def breaker(draw: st.DrawFn, rc: RecipeContext) -> Case | None:
-        case = while_loop_case(draw, rc, fault)
-        return None if case is None else error_case(case, clause)
+    _register_fault("WHILE_LOOP", while_loop_case, fault, clause, optional=optional)
 
 
 _register_while("nesting", NESTING_CLAUSE, optional=True)
