@@ -22,20 +22,23 @@ import json
 import shutil
 import sys
 import tempfile
-from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from _timing import Timed, machine_line, markdown_table, run_timed, tail, tree_bytes
+from _timing import (
+    ARM_PROFILE,
+    Timed,
+    machine_line,
+    markdown_table,
+    pack_kinds,
+    package_version,
+    run_timed,
+    tail,
+    tree_bytes,
+)
 
 DEFAULT_OPS = ["ADD", "MUL", "CONV2D", "RESCALE", "REDUCE_SUM", "TRANSPOSE"]
-
-# Our claim profile -> the tosa-tools profile with the same data types. MI includes BI in
-# our claim model, while tosa-pro-fp has no integer modes, so the MI rows are not the same
-# set of modes: the docs say so beside the table.
-ARM_PROFILE = {"BI": "tosa-pro-int", "MI": "tosa-pro-fp"}
 
 ARM_TOOL = "tosa_verif_build_tests"
 OUR_TOOL = "tosa-conformance"
@@ -55,13 +58,6 @@ class Row:
     command: str
 
 
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
-
-
 def _fail_row(tool: str, profile: str, what: str, t: Timed) -> Row:
     print(f"  {tool} {profile} {what} failed (exit {t.returncode}):\n{tail(t.output)}")
     return Row(tool, profile, what, 0, t.wall, t.cpu, 0, 0, False, " ".join(t.argv))
@@ -73,13 +69,10 @@ def run_ours(profile: str, ops: list[str], jobs: int, out: Path) -> Row:
     t = run_timed(argv)
     if t.returncode != 0:
         return _fail_row("ours", profile, "", t)
-    doc = json.loads((out / "pack.json").read_text(encoding="utf-8"))
-    vectors = doc["vectors"]
-    kinds = Counter(v.get("kind", "?") for v in vectors)
-    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    vectors, what = pack_kinds(out)
     size, allocated = tree_bytes(out)
     command = " ".join(argv)
-    return Row("ours", profile, what, len(vectors), t.wall, t.cpu, size, allocated, True, command)
+    return Row("ours", profile, what, vectors, t.wall, t.cpu, size, allocated, True, command)
 
 
 def arm_filter(ops: list[str]) -> str:
@@ -214,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# generate_vs_arm, {started:%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine_line()}")
     print(
-        f"tosa-conformance {_package_version('tosa-conformance')}, "
-        f"tosa-tools {_package_version('tosa-tools')}; operators {'|'.join(ops)}; "
+        f"tosa-conformance {package_version('tosa-conformance')}, "
+        f"tosa-tools {package_version('tosa-tools')}; operators {'|'.join(ops)}; "
         f"our --jobs {args.jobs}; Arm --extension {args.arm_extension}"
         + (", lazy data" if args.arm_lazy else "")
     )

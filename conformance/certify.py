@@ -153,6 +153,84 @@ def tally(spec: Spec, claim: Claim, report: RunReport) -> list[PairResult]:
     return list(pairs.values())
 
 
+@dataclass(frozen=True)
+class PackCoverage:
+    """What the certifying pack was made with, and which coverage obligations of the
+    claim's pairs it meets (from its pack.json)."""
+
+    options: dict[str, Any]
+    recorded: bool  # the pack holds an obligation record at all
+    met: int = 0
+    unmet: dict[str, list[str]] = field(default_factory=dict)  # "OP [mode]" -> keys
+    # Unmet because a rule of the spec forbids them (INTDIV's divisor 0): not gaps.
+    forbidden: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.recorded and not self.unmet
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pack_options": self.options,
+            "obligations_recorded": self.recorded,
+            "obligations_met": self.met,
+            "obligations_unmet": sum(len(v) for v in self.unmet.values()),
+            "obligations_forbidden_by_the_spec": sum(len(v) for v in self.forbidden.values()),
+            "every_obligation_met": self.complete,
+            "unmet": self.unmet,
+            "forbidden": self.forbidden,
+        }
+
+    def warnings(self) -> list[str]:
+        """What certify says about a pack weaker than the default one."""
+        if not self.recorded:
+            return [
+                "the pack records no coverage obligations (an older or hand-made pack): "
+                "what it tests is unknown; generate one with this version"
+            ]
+        out = []
+        if self.options.get("targeted") is False or self.options.get("levels") is False:
+            out.append(
+                "the pack was generated without its targeted or level vectors "
+                "(--no-targeted / --no-levels): a certificate needs the default pack"
+            )
+        if self.unmet:
+            n = sum(len(v) for v in self.unmet.values())
+            out.append(
+                f"the pack misses {n} coverage obligations in {len(self.unmet)} pairs "
+                "(each with its reason in pack.json and certificate.json)"
+            )
+        return out
+
+
+def pack_coverage(spec: Spec, claim: Claim, pack_path: Path) -> PackCoverage:
+    from vectors.pack import open_pack
+
+    with open_pack(pack_path) as pack:
+        options = dict(pack.meta.options)
+        record = pack.coverage
+    if record is None:
+        return PackCoverage(options, False)
+    wanted = {m.key for m in required_modes(spec, claim)}
+    from strategies.obligations import forbidden_by_rule
+
+    met = 0
+    unmet: dict[str, list[str]] = {}
+    forbidden: dict[str, list[str]] = {}
+    for c in record:
+        if (c["operator"], c["mode"]) not in wanted:
+            continue
+        met += len(c["met"])
+        pair = f"{c['operator']} [{c['mode']}]"
+        gaps = sorted(k for k, why in c["unmet"].items() if not forbidden_by_rule(why))
+        ruled = sorted(k for k, why in c["unmet"].items() if forbidden_by_rule(why))
+        if gaps:
+            unmet[pair] = gaps
+        if ruled:
+            forbidden[pair] = ruled
+    return PackCoverage(options, True, met, unmet, forbidden)
+
+
 @dataclass
 class Certificate:
     backend: str
@@ -161,6 +239,8 @@ class Certificate:
     pack_sha256: str
     pairs: list[PairResult]
     date: str
+    pack: PackCoverage | None = None
+    denormals: dict[str, dict[str, Any]] | None = None  # see denormal_record
 
     @property
     def passed(self) -> bool:
@@ -175,6 +255,8 @@ class Certificate:
             "claim": self.claim.to_json(),
             "spec": {"version": self.spec.version_string, "sha256": self.spec.sha256},
             "pack_sha256": self.pack_sha256,
+            "pack": None if self.pack is None else self.pack.to_json(),
+            "denormals": self.denormals,
             "tool": {"name": "tosa-conformance", "version": __version__},
             "date": self.date,
             "requirements": [p.to_json() for p in self.pairs],
@@ -191,10 +273,41 @@ class Certificate:
 
 
 def make_certificate(
-    spec: Spec, claim: Claim, backend: str, pack_sha256: str, report: RunReport
+    spec: Spec,
+    claim: Claim,
+    backend: str,
+    pack_sha256: str,
+    report: RunReport,
+    pack: PackCoverage | None = None,
 ) -> Certificate:
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Certificate(backend, claim, spec, pack_sha256, tally(spec, claim, report), date)
+    pairs = tally(spec, claim, report)
+    denormals = denormal_record(spec, claim, report)
+    return Certificate(backend, claim, spec, pack_sha256, pairs, date, pack, denormals)
+
+
+def denormal_record(spec: Spec, claim: Claim, report: RunReport) -> dict[str, dict[str, Any]]:
+    """Per floating-point type of the claim, the backend's denormal mode: ``declared``
+    (``supported``, ``flush`` or None) and ``observed``: ``flush`` when some vector
+    passed only with that type's denormals flushed, else ``supported`` when some
+    passing vector returned a denormal of it, else ``not observed``; with the counts."""
+    from reference.compliance.denormals import DENORMAL_TYPES, FLUSH, SUPPORTED
+
+    bound = {b.removesuffix("_t") for m in required_modes(spec, claim) for b in m.bindings.values()}
+    out: dict[str, dict[str, Any]] = {}
+    for t in DENORMAL_TYPES:
+        if t.name not in bound:
+            continue
+        flushed = sum(r.denormals.get(t.name) == FLUSH for r in report.results)
+        produced = sum(r.denormals.get(t.name) == SUPPORTED for r in report.results)
+        observed = FLUSH if flushed else SUPPORTED if produced else "not observed"
+        out[t.name] = {
+            "declared": report.denormals.get(t.name),
+            "observed": observed,
+            "vectors_flushed": flushed,
+            "vectors_with_denormal_results": produced,
+        }
+    return out
 
 
 def failing_pairs(cert: Certificate) -> Iterable[PairResult]:

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +35,35 @@ class Job:
     index: int
     clause: str | None = None  # the rule an error job breaks
     data_set: int | None = None  # Appendix A data set for dot-product float modes
-    level_case: str | None = None  # "at" / "above" the rank limit, for level jobs
+    level_case: str | None = None  # "at" / "above" the level limit, for level jobs
+    limit: str = "MAX_RANK"  # the level limit a level job is at or above
+    target: str | None = None  # the RecipeContext target of a targeted valid job
+    aim: str | None = None  # the obligation a second-round job must meet to be kept
 
     @property
     def name(self) -> str:
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", self.mode).strip("-").lower()
+        slug = _slug(self.mode)
         extra = f"_s{self.data_set}" if self.data_set is not None else ""
-        kind = f"rank-{self.level_case}" if self.level_case else self.kind
+        if self.level_case:
+            kind = f"{_slug(self.limit.removeprefix('MAX_'))}-{self.level_case}"
+        elif self.target:
+            kind = _slug(self.target)
+        else:
+            kind = self.kind
         return f"{self.operator}_{slug}_{kind}{extra}_{self.index:03d}"
 
     def seed(self, pack_seed: int) -> int:
         key = f"{pack_seed}|{self.operator}|{self.mode}|{self.kind}|{self.clause}|"
         key += f"{self.data_set}|{self.index}|{self.level_case}"
+        if self.limit != "MAX_RANK":
+            key += f"|{self.limit}"
+        if self.target:
+            key += f"|{self.target}"
         return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
 @dataclass(frozen=True)
@@ -56,7 +72,8 @@ class Options:
     negative: bool = True
     max_elements: int | None = None
     ops: str | None = None  # regular expression on operator names
-    levels: bool = True  # rank cases at MAX_RANK and just above it
+    levels: bool = True  # cases at every level limit and just above it
+    targeted: bool = True  # the coverage-obligation jobs (edge, large, ranks, aims)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +82,7 @@ class Options:
             "max_elements": self.max_elements,
             "ops": self.ops,
             "levels": self.levels,
+            "targeted": self.targeted,
         }
 
 
@@ -75,18 +93,26 @@ class Plan:
     without_recipe: list[TypeSupport] = field(default_factory=list)
 
 
+# Tries a targeted job gets to draw a case that meets its aim.
+AIM_TRIES = 12
+
+
 def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
-    """Every job the claim needs: ``examples`` valid vectors per required pair (per
-    Appendix A data set for dot-product float modes), and one vector per rule an
-    invalid-case breaker can break."""
+    """Every job of the first round: ``examples`` valid vectors per required pair, the
+    targeted jobs of its coverage obligations (an edge case with every special value
+    and a large case; every Appendix A data set, short and long, for dot-product float
+    modes), one case at and one above every level limit, and one vector per rule an
+    invalid-case breaker can break.  The second round (:func:`aim_jobs`) aims at what
+    this one leaves unmet: ranks, attribute values, ties, broadcasts."""
     from reference.compliance import DOT_PRODUCT_OPERATORS
     from strategies.invalid import breakers_for
-    from strategies.levels import rank_limited
+    from strategies.levels import level_limits_for
+    from strategies.obligations import GRAPH_OPERATORS, pair_obligations
     from strategies.recipes import RecipeContext
     from strategies.shapes import Budget
     from strategies.valid import has_recipe
 
-    pattern = re.compile(options.ops) if options.ops else None
+    pattern = re.compile(options.ops, re.IGNORECASE) if options.ops else None
     modes = [
         m for m in required_modes(spec, claim) if pattern is None or pattern.fullmatch(m.operator)
     ]
@@ -98,13 +124,22 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
             continue
         op_spec = spec.operator(m.operator)
         dot = m.operator in DOT_PRODUCT_OPERATORS and _is_float_mode(m)
-        data_sets: list[int | None] = list(range(6)) if dot else [None]
-        for s in data_sets:
-            for i in range(options.examples if s is None else max(1, options.examples // 3)):
-                jobs.append(Job(m.operator, m.mode, "valid", i, data_set=s))
-        if options.levels and rank_limited(spec, m.operator) and not _graph_recipe(m.operator):
-            jobs.append(Job(m.operator, m.mode, "valid", 0, level_case="at"))
-            jobs.append(Job(m.operator, m.mode, "level", 0, level_case="above"))
+        for i in range(options.examples):
+            jobs.append(Job(m.operator, m.mode, "valid", i))
+        if dot:  # every data set, with ordinary and long dot products
+            for s in DOT_PRODUCT_SETS:
+                jobs.append(Job(m.operator, m.mode, "valid", 0, data_set=s))
+                if options.targeted:
+                    jobs.append(Job(m.operator, m.mode, "valid", 0, data_set=s, target="ks:long"))
+        if options.targeted and m.operator not in GRAPH_OPERATORS:
+            obligations = pair_obligations(spec, claim.level, op_spec, m)
+            targets = {o.target for o in obligations.obligations}
+            for t in sorted(targets & PHASE_ONE_TARGETS):
+                jobs.append(Job(m.operator, m.mode, "valid", 0, target=t))
+        if options.levels:
+            for limit in level_limits_for(spec, m.operator, claim.level):
+                jobs.append(Job(m.operator, m.mode, "valid", 0, level_case="at", limit=limit))
+                jobs.append(Job(m.operator, m.mode, "level", 0, level_case="above", limit=limit))
         if options.negative:
             rc = RecipeContext(spec, op_spec, m, claim.level, Budget())
             seen: set[str] = set()
@@ -117,13 +152,30 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     return Plan(jobs, modes, missing)
 
 
-GRAPH_RECIPES = frozenset({"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ"})
+DOT_PRODUCT_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values with every special value
+PHASE_ONE_TARGETS = frozenset({"edge", "large"})
 
 
-def _graph_recipe(operator: str) -> bool:
-    """Operators whose recipes build whole graphs (several blocks or operators): they
-    have no rank level cases."""
-    return operator in GRAPH_RECIPES
+def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]) -> list[Job]:
+    """The second round: a job for every obligation the first round left unmet that a
+    target can aim at (an attribute value, a rounding tie, a NaN position...).  It is
+    planned from the first round's results, which the seed fixes, so the pack stays the
+    same whatever ``--jobs`` is."""
+    from strategies.obligations import pair_obligations
+
+    jobs: list[Job] = []
+    for (operator, mode), facts in sorted(coverage.items()):
+        op_spec = spec.operator(operator)
+        obligations = pair_obligations(spec, claim.level, op_spec, op_spec.mode(mode))
+        aimed: set[str] = set()
+        for o in obligations.obligations:
+            if o.key in facts or o.target is None or o.target in aimed:
+                continue
+            aimed.add(o.target)
+            # A rank the first round's draws missed gets its first job here.
+            index = 0 if o.target.startswith("rank:") else 1
+            jobs.append(Job(operator, mode, "valid", index, target=o.target, aim=o.key))
+    return jobs
 
 
 def _is_float_mode(mode: TypeSupport) -> bool:
@@ -149,6 +201,49 @@ class JobResult:
     job: Job
     entry: Any | None  # vectors.pack_model.PackEntry
     problem: str | None = None
+    facts: frozenset[str] = frozenset()  # obligations the vector meets
+    reasons: dict[str, str] = field(default_factory=dict)  # obligation -> why unmet
+
+
+def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
+    """The element budget of a job: the pack's for ordinary draws; a large one for the
+    large and long-dot-product targets; a floor on sizes where a target needs real
+    dimensions (ranks, edge cases with every pair of special values, must-fail cases
+    that are not minimal)."""
+    from strategies.obligations import LARGE_INPUT, arg_dtype
+    from strategies.shapes import Budget
+
+    base = Budget() if max_elements is None else Budget(max_elements=max_elements)
+    op_spec = spec.operator(job.operator)
+    mode = op_spec.mode(job.mode)
+    data = [  # the data operands that share the large budget (not indices or shapes)
+        a
+        for a in op_spec.inputs
+        if a.type == "tensor_t"
+        and a.shape.kind != "scalar"
+        and (dt := arg_dtype(mode, a)) is not None
+        and dt.kind != "shape"
+    ]
+    # The full-size ones: named shapes (shape, shape1...), else multi-axis dimensions;
+    # a per-channel [NC] or a bias [BC] stays small whatever the budget.
+    named = [a for a in data if a.shape.kind == "named"]
+    data = named or [a for a in data if a.shape.kind == "dims" and len(a.shape.dims) > 1] or data
+    tensors = max(1, len(data))
+    if job.target in ("large", "ks:long"):
+        per = -(-LARGE_INPUT // tensors)
+        # max_dim below the size: the shape spreads over two axes or more, not [1, ..., N]
+        return Budget(max_elements=2 * per, max_dim=2048, min_elements=per)
+    if job.target == "edge":
+        return replace(base, min_elements=min(base.max_elements, 16 ** min(tensors, 3)))
+    if job.target and job.target.startswith("rank:"):
+        return replace(base, min_dim=2)
+    if job.target and job.target.startswith("broadcast:"):
+        return replace(base, min_elements=min(base.max_elements, 8))
+    if job.kind == "error":  # numpy-broadcastable [2, 3] against [3], not [1] against []
+        return replace(base, min_elements=min(base.max_elements, 24), min_dim=2)
+    if job.data_set is not None:  # the statistical tests want many outputs
+        return replace(base, max_elements=max(base.max_elements, 32768))
+    return base
 
 
 def run_job(job: Job, jc: JobContext) -> JobResult:
@@ -157,36 +252,44 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
     from strategies.draw import first_accepted
     from strategies.invalid import invalid_cases
     from strategies.levels import is_level_case, level_cases
-    from strategies.shapes import Budget
+    from strategies.obligations import vector_facts
     from strategies.valid import valid_cases
     from vectors.pack import write_vector
     from vectors.pack_model import Provenance, Vector
 
     spec = load_spec(jc.spec_path)
     level = spec.level(jc.level)
-    budget = Budget() if jc.max_elements is None else Budget(max_elements=jc.max_elements)
+    budget = job_budget(job, spec, jc.max_elements)
     seed = job.seed(jc.pack_seed)
     if job.level_case is not None:
         above = job.level_case == "above"
-        strategy = level_cases(spec, job.operator, job.mode, level, budget, above=above)
+        strategy = level_cases(
+            spec, job.operator, job.mode, level, budget, above=above, limit=job.limit
+        )
     elif job.kind == "valid":
-        strategy = valid_cases(spec, job.operator, job.mode, level, budget, job.data_set)
+        strategy = valid_cases(
+            spec, job.operator, job.mode, level, budget, job.data_set, target=job.target
+        )
     else:
         strategy = invalid_cases(spec, job.operator, job.mode, level, budget, clause=job.clause)
 
     # Hypothesis draws the simplest case first (scalars, zeros) whatever the seed; one
     # vector per pair keeps it, the others move on to random cases.
-    skip = [0 if job.index == 0 and job.data_set is None else 1]
+    simplest = job.index == 0 and job.data_set is None and job.target is None
+    skip = [0 if (simplest and job.kind == "valid") or job.level_case else 1]
+    found: dict[str, Any] = {}
 
     def accept(case: Any) -> Vector | None:
-        if skip[0] > 0 and job.kind == "valid" and job.level_case is None:
+        if skip[0] > 0:
             skip[0] -= 1
             return None
         if job.level_case is not None and not is_level_case(
-            case, spec, level, above=job.level_case == "above"
+            case, spec, level, above=job.level_case == "above", limit=job.limit
         ):
             return None
-        return case_to_vector(
+        if job.target == "edge":
+            found["reasons"] = _fill_edge(case, spec, level)
+        vector = case_to_vector(
             case,
             spec,
             level,
@@ -195,13 +298,20 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
             clause=job.clause,
             data_set=-1 if job.data_set is None else job.data_set,
             provenance=Provenance(
-                strategy=case.strategy,
+                strategy=case.strategy + (f" / target: {job.target}" if job.target else ""),
                 seed=jc.pack_seed,
                 index=job.index,
                 regenerate=f"{jc.regenerate} --ops {job.operator}",
                 rule_broken=job.clause or case.rule_broken,
             ),
         )
+        if vector is None or job.kind != "valid":
+            return vector
+        facts = vector_facts(spec, vector)
+        if job.aim is not None and job.aim not in facts:
+            return None
+        found["facts"] = frozenset(facts)
+        return vector
 
     problems: list[str] = []
 
@@ -215,14 +325,86 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
             problems.append(str(exc))
             return None
 
+    tries = 1 + (AIM_TRIES if job.aim or job.target else DRAW_SPARE)
     try:
-        entry = first_accepted(strategy, accept_and_write, seed, max_tries=1 + DRAW_SPARE)
+        entry = first_accepted(strategy, accept_and_write, seed, max_tries=tries)
     except Exception as exc:  # one broken job must not cost the whole pack
         return JobResult(job, None, f"{job.name}: {type(exc).__name__}: {exc}")
     if entry is None:
+        if job.aim is not None:  # not a problem: the obligation is reported unmet
+            why = (
+                _attribute_refusal(job, spec, level, budget)
+                if job.aim.startswith("attr:")
+                else None
+            )
+            why = why or f"no case of {AIM_TRIES} aimed at it met it"
+            return JobResult(job, None, None, reasons={job.aim: why})
         why = f" (last problem: {problems[-1]})" if problems else ""
         return JobResult(job, None, f"no {job.kind} case drawn for {job.name}{why}")
-    return JobResult(job, entry)
+    return JobResult(job, entry, None, found.get("facts", frozenset()), found.get("reasons", {}))
+
+
+def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | None:
+    """Why an attribute value no aimed case could take is impossible: an ordinary case
+    with the attribute set to it, and the rule the reference then names (RESCALE's
+    ``input_unsigned`` with an i32 input fails an ERROR_IF).  None when the reference
+    accepts it: the value is possible, the draws missed it."""
+    from reference.engine import evaluate
+    from strategies.draw import draw_examples
+    from strategies.valid import valid_cases
+
+    assert job.aim is not None
+    name, _, value = job.aim.removeprefix("attr:").partition("=")
+    cases = draw_examples(valid_cases(spec, job.operator, job.mode, level, budget), 1, 0)
+    if not cases or len(cases[0].graph.main.operators) != 1:
+        return None
+    case = cases[0]
+    op = case.graph.main.operators[0]
+    mode: TypeSupport = spec.operator(job.operator).mode(job.mode)
+    forced: Any = value
+    if value in ("true", "false"):
+        forced = value == "true"
+    elif value in ("zero", "nonzero", "min", "max"):
+        try:
+            dt = mode.dtype(spec.operator(job.operator).argument(name).element_type)
+        except KeyError:
+            return None
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        forced = {"zero": 0, "nonzero": 1, "min": lo, "max": hi}[value]
+    op.attributes[name] = forced
+    outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
+    if outcome.kind == "valid" or outcome.rule is None:
+        return None
+    return f"{outcome.rule.kind} {outcome.rule.clause}"
+
+
+def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:
+    """Place the value classes an edge case still lacks (strategies.fill); the reasons
+    for those that cannot be placed, keyed by obligation."""
+    from conformance.builder import map_operands
+    from strategies.fill import fill_values
+    from strategies.obligations import arg_dtype, pair_obligations, vector_facts
+
+    block = case.graph.main
+    if len(block.operators) != 1:
+        return {}
+    op = block.operators[0]
+    op_spec = spec.operator(op.op)
+    mode = op_spec.mode(case.mode)
+    have = vector_facts(spec, case)
+    operands = map_operands(op_spec, op)
+    missing = []
+    for o in pair_obligations(spec, level, op_spec, mode).obligations:
+        if not o.key.startswith("value:") or o.key in have:
+            continue
+        _, arg_name, cls = o.key.split(":", 2)
+        arg = op_spec.argument(arg_name)
+        dt = arg_dtype(mode, arg)
+        names = operands.inputs.get(arg_name, [])
+        if dt is not None and names:
+            missing.append((names[-1], dt, cls, o.key))
+    reasons = fill_values(case, spec, level, [(n, d, c) for n, d, c, _ in missing])
+    return {key: reasons[f"{n}:{c}"] for n, _, c, key in missing if f"{n}:{c}" in reasons}
 
 
 def _run_jobs(
@@ -279,6 +461,7 @@ class GenerateResult:
     pack_sha256: str
     seconds: float
     notes: list[str] = field(default_factory=list)  # things not tested, by design
+    coverage: list[Any] = field(default_factory=list)  # strategies.obligations.PairCoverage
 
 
 def generate(
@@ -310,23 +493,66 @@ def generate(
         + " -o PACK"
     )
     jc = JobContext(spec_path, claim.level.name, seed, options.max_elements, str(out), regenerate)
-    results = _run_jobs(the_plan.jobs, jc, max(1, jobs), progress or (lambda d, t: None))
+    report = progress or (lambda d, t: None)
+    results = _run_jobs(the_plan.jobs, jc, max(1, jobs), report)
+    if options.targeted:  # the second round aims at what the first left unmet
+        first = len(results)
+        second = aim_jobs(spec, claim, _facts_by_pair(results))
+        the_plan.jobs.extend(second)
+        results += _run_jobs(second, jc, max(1, jobs), lambda d, t: report(first + d, first + t))
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
     problems = [r.problem for r in results if r.problem]
     notes: list[str] = []
     from conformance.certify import UNTESTABLE_OPERATORS
 
+    if options.levels:
+        from strategies.levels import unwritable_cases
+
+        for op in sorted({m.operator for m in the_plan.modes}):
+            for case, why in unwritable_cases(spec, op, claim.level):
+                notes.append(f"{op} has no {case} level vectors: {why}")
     for m in the_plan.without_recipe:
         why = UNTESTABLE_OPERATORS.get(m.operator)
         if why:  # not a gap: nothing can be tested there
             notes.append(f"{m.operator} [{m.mode}] has no vectors: {why}")
         else:
             problems.append(f"no recipe draws {m.operator} [{m.mode}] yet")
+    covered = pack_coverage(spec, claim, the_plan, results)
     meta = PackMeta.create(spec, claim.to_json(), seed, options.to_json())
-    pack_sha = write_pack_index(out, meta, entries)
+    pack_sha = write_pack_index(out, meta, entries, [c.to_json() for c in covered])
     return GenerateResult(
-        out, entries, problems, the_plan, pack_sha, time.monotonic() - started, notes
+        out, entries, problems, the_plan, pack_sha, time.monotonic() - started, notes, covered
     )
+
+
+def _facts_by_pair(results: list[JobResult]) -> dict[tuple[str, str], set[str]]:
+    by_pair: dict[tuple[str, str], set[str]] = {}
+    for r in results:  # every valid vector, those at a level limit included
+        if r.job.kind == "valid":
+            by_pair.setdefault((r.job.operator, r.job.mode), set()).update(r.facts)
+    return by_pair
+
+
+def pack_coverage(spec: Spec, claim: Claim, the_plan: Plan, results: list[JobResult]) -> list[Any]:
+    """Per pair with a recipe: which obligations the pack's valid vectors meet, and for
+    each one unmet, why (what a job learnt trying to meet it)."""
+    from strategies.obligations import coverage, pair_obligations
+
+    facts = _facts_by_pair(results)
+    reasons: dict[tuple[str, str], dict[str, str]] = {}
+    for r in results:  # the first reason given is kept: it names the rule that refused
+        known = reasons.setdefault((r.job.operator, r.job.mode), {})
+        for k, why in r.reasons.items():
+            known.setdefault(k, why)
+    out = []
+    without = {(m.operator, m.mode) for m in the_plan.without_recipe}
+    for m in the_plan.modes:
+        key = (m.operator, m.mode)
+        if key in without:
+            continue
+        pair = pair_obligations(spec, claim.level, spec.operator(m.operator), m)
+        out.append(coverage(pair, facts.get(key, set()), reasons.get(key)))
+    return out
 
 
 def default_jobs() -> int:
@@ -344,3 +570,32 @@ def summarize(result: GenerateResult) -> Iterable[str]:
         f"pairs to {result.out} in {result.seconds:.1f} s"
     )
     yield f"pack sha256 {result.pack_sha256}"
+
+
+def unmet_lines(covered: list[Any]) -> Iterable[str]:
+    """The pack's obligation record for people: a total, then each unmet obligation
+    with its reason, grouped by pair and reason."""
+    if not covered:
+        return
+    from strategies.obligations import forbidden_by_rule
+
+    met = sum(len(c.met) for c in covered)
+    total = met + sum(len(c.unmet) for c in covered)
+    na = sum(len(c.not_applicable) for c in covered)
+    ruled = sum(forbidden_by_rule(why) for c in covered for why in c.unmet.values())
+    head = f"coverage obligations: {met} of {total} met over {len(covered)} pairs"
+    if met == total:
+        yield f"coverage obligations: all {total} met over {len(covered)} pairs" + (
+            f" ({na} do not apply to their mode)"
+        )
+    else:
+        yield (
+            f"{head}; {ruled} of the {total - met} unmet are forbidden by a rule of the "
+            f"spec ({na} more do not apply to their mode); unmet:"
+        )
+    for c in covered:
+        by_reason: dict[str, list[str]] = {}
+        for key, why in c.unmet.items():
+            by_reason.setdefault(why, []).append(key)
+        for why, keys in sorted(by_reason.items()):
+            yield f"  {c.operator} [{c.mode}] {', '.join(sorted(keys))}: {why}"

@@ -3,7 +3,9 @@
 Each mutant runs only the vectors of the operators it can change (the others would
 give the reference's result by construction).  A mutant is *killed* when one of them
 fails, *survives* when all pass, and is *not applicable* when the pack has no vector
-of its operators.
+of its operators.  A mutant whose effect is "compliant behaviour" (a freedom the spec
+grants, such as flushing fp16/bf16/fp32 denormals) is no bug: it must *pass*, and a
+failing vector is a *false failure* of the pack; neither counts in the score.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class MutantOutcome:
     name: str
     operators: tuple[str, ...]
     bug: str
-    status: str  # "killed" | "survived" | "not applicable"
+    status: str  # "killed" | "survived" | "not applicable" | "passed" | "false failure"
     vectors: int
     killed_by: list[VectorResult]
 
@@ -50,7 +52,10 @@ def mutation_score(
         else:
             report = run_pack(pack, f"mutant:{name}", jobs=jobs, timeout=timeout, ops="|".join(ops))
             failed = report.failed
-            status = "killed" if failed else "survived"
+            if mutant.effect == "compliant behaviour":
+                status = "false failure" if failed else "passed"
+            else:
+                status = "killed" if failed else "survived"
             outcome = MutantOutcome(
                 name, mutant.operators, mutant.bug, status, len(report.results), failed
             )
@@ -62,5 +67,5 @@ def mutation_score(
 
 def score(outcomes: list[MutantOutcome]) -> tuple[int, int]:
     """(killed, applicable)."""
-    applicable = [o for o in outcomes if o.status != "not applicable"]
+    applicable = [o for o in outcomes if o.status in ("killed", "survived")]
     return sum(o.status == "killed" for o in applicable), len(applicable)

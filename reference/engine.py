@@ -22,6 +22,7 @@ import numpy as np
 from conformance.builder import bind_types, check_attributes, find_mode, map_operands
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Tensor
+from conformance.rounding import round_to
 from conformance.spec import Level, Spec, load_spec
 from reference import registry
 from reference.arguments import TYPES_CLAUSE, check_arguments
@@ -38,11 +39,9 @@ def to_storage(values: np.ndarray, dt: DType) -> np.ndarray:
     """Hold values in the tensor type's storage, rounding floats to nearest even."""
     arr = np.asarray(values)
     if dt.is_float and arr.dtype != dt.storage:
-        # float64 -> narrow types round once; go through float64 so that integer inputs
-        # (e.g. CAST int->float) are not first rounded to float32.  Overflow to inf is the
-        # intended IEEE result, not something to warn about.
-        with np.errstate(over="ignore", invalid="ignore"):
-            return arr.astype(np.float64).astype(dt.storage)
+        # Round once, directly: ml_dtypes' float64 -> bf16/fp8 casts go through float32
+        # and can round twice (see conformance.rounding).
+        return round_to(dt, arr)
     return arr.astype(dt.storage, copy=False)
 
 

@@ -62,6 +62,7 @@ def first_accepted(
 ) -> R | None:
     """The first ``accept(example)`` that is not None, trying at most ``max_tries``
     examples in the seed's order; None when none is accepted."""
+    kept: list[R] = []
 
     @settings(
         database=None,
@@ -76,8 +77,13 @@ def first_accepted(
     @seed(seed_value)
     @given(strategy)
     def search(example: T) -> None:
+        # Hypothesis runs a failing example once more to report it: the accepted one
+        # is kept from the first run, not accepted (written, evaluated) twice.
+        if kept:
+            raise _Found(kept[0])
         result = accept(example)
         if result is not None:
+            kept.append(result)
             raise _Found(result)
 
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from conformance.spec import Level, Spec
@@ -25,6 +26,7 @@ def valid_cases(
     level: Level,
     budget: Budget | None = None,
     data_set: int | None = None,
+    target: str | None = None,
 ) -> st.SearchStrategy[Case]:
     """Cases of ``operator`` in ``mode`` that the reference should find valid.
 
@@ -35,12 +37,58 @@ def valid_cases(
     op_spec = spec.operator(operator)
     if op_spec.name not in recipes:
         raise NoRecipe(f"no recipe draws {op_spec.name} cases yet")
-    rc = RecipeContext(spec, op_spec, op_spec.mode(mode), level, budget or Budget(), data_set)
+    rc = RecipeContext(
+        spec, op_spec, op_spec.mode(mode), level, budget or Budget(), data_set, target=target
+    )
     fn = recipes[op_spec.name]
+    aimed = _attribute_aim(rc)
 
     @st.composite
     def draw_case(draw: st.DrawFn) -> Case:
-        drawn = fn(draw, rc)
+        drawn = fn(draw if aimed is None else _AimedDraw(draw, *aimed), rc)
         return drawn.build(spec) if isinstance(drawn, CaseSpec) else drawn
 
     return draw_case()
+
+
+def _attribute_aim(rc: RecipeContext) -> tuple[str, object] | None:
+    """For an ``attr:NAME=VALUE`` target, the draw label and the value to answer it
+    with: True/False for booleans, an enumeration value's name, 0 or the type's
+    extreme for zero points (None: no value to force, "nonzero" is checked after)."""
+    if not rc.target or not rc.target.startswith("attr:"):
+        return None
+    name, _, value = rc.target.removeprefix("attr:").partition("=")
+    if value in ("true", "false"):
+        return name, value == "true"
+    if value in ("zero", "min", "max"):
+        try:
+            dt = rc.arg_dtype(name)
+        except KeyError:
+            return None
+        if not dt.is_int:
+            return None
+        return name, {"zero": 0, "min": int(dt.min), "max": int(dt.max)}[value]  # type: ignore[arg-type]
+    if value == "nonzero":
+        return None
+    return name, value
+
+
+class _AimedDraw:
+    """A draw function that answers the recipe's draw labelled with an attribute's
+    name with the target's value, when the drawn value is of the same kind (a recipe
+    that draws an index for the attribute keeps its own draw).  Every draw still runs,
+    so the rest of the case is what the seed gives."""
+
+    def __init__(self, draw: st.DrawFn, label: str, value: object) -> None:
+        self.draw, self.label, self.value = draw, label, value
+
+    def __call__(self, strategy: st.SearchStrategy[object], label: object = None) -> object:
+        drawn = self.draw(strategy, label=label)
+        if label != self.label:
+            return drawn
+        if type(self.value) is bool:
+            return self.value if type(drawn) is bool else drawn
+        if isinstance(self.value, int):
+            ok = isinstance(drawn, int | np.integer) and type(drawn) is not bool
+            return self.value if ok else drawn
+        return self.value if isinstance(drawn, str) else drawn

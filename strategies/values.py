@@ -94,6 +94,79 @@ def _bulk(
         return vals.astype(dt.storage)
 
 
+def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
+    """A recipe's value bounds and their inner neighbours: where a recipe bounds a
+    tensor, the bound is the operator's own boundary (a shift limit, a saturation
+    point, an overflow edge), so both sides of it belong in the data."""
+    out: list[float | int] = []
+    if dt.kind in ("int", "shape"):
+        lo = None if r.low is None else int(np.ceil(r.low))
+        hi = None if r.high is None else int(np.floor(r.high))
+        if lo is not None:
+            out += [lo, lo + 1]
+        if hi is not None:
+            out += [hi, hi - 1]
+        return [v for v in out if int(dt.min) <= v <= int(dt.max)]  # type: ignore[arg-type]
+    if dt.is_float:
+        for b in (r.low, r.high):
+            if b is not None and np.isfinite(b):
+                out.append(float(np.asarray(b).astype(dt.storage)))
+    return out
+
+
+def edge_pool(dt: DType, r: ValueRange) -> list[float | int | bool]:
+    """Every special value of ``dt`` the range allows, and the range's own bounds."""
+    pool: list[float | int | bool] = []
+    for v in [*special_values(dt), *boundary_values(dt, r)]:
+        if not _allowed_special(v, dt, r):
+            continue
+        if any(_same(v, w) for w in pool):
+            continue
+        pool.append(v)
+    return pool
+
+
+def _same(a: float | int | bool, b: float | int | bool) -> bool:
+    fa, fb = float(a), float(b)
+    if np.isnan(fa) or np.isnan(fb):
+        return bool(np.isnan(fa) and np.isnan(fb))
+    return fa == fb and np.signbit(fa) == np.signbit(fb)
+
+
+def place_edge_values(
+    arr: np.ndarray, dt: DType, r: ValueRange, position: int, span: int = 2
+) -> None:
+    """Overwrite the first elements of ``arr`` with the edge pool so that, across the
+    inputs of one operator (``position`` 0, 1, 2 ...), every pair of special values
+    meets: input k cycles through the pool every P**k elements (P the pool size), as
+    digits of a base-P counter over the first P**span elements (``span``: how many
+    operands are paired, at least ``position + 1``).  A NaN also goes to the first,
+    the middle and the last element, so reductions and windows see it at each place
+    along an axis."""
+    pool = edge_pool(dt, r)
+    flat = arr.reshape(-1)
+    if not pool or not flat.size:
+        return
+    n = len(pool)
+    # The pattern starts at element 1 in every operand, so element 0 is free for the
+    # first NaN and the pairs still line up across operands.
+    start = 1 if flat.size > 1 else 0
+    count = min(flat.size - start, n ** max(span, position + 1))
+    # An operand too small for its digit (a bias of OC elements, third of three) cycles
+    # through the pool one value per element instead, so it still holds each of them.
+    step = n**position if count >= n ** (position + 1) else 1
+    digits = (np.arange(count) // step) % n
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.asarray(pool, dtype=np.float64 if dt.is_float else object)
+        flat[start : start + count] = vals[digits].astype(dt.storage)
+        if dt.is_float and any(np.isnan(float(v)) for v in pool) and arr.ndim and start:
+            nan = np.asarray(np.nan).astype(dt.storage)
+            centre = tuple(d // 2 for d in arr.shape)
+            arr[centre] = nan
+            flat[0] = nan
+            flat[-1] = nan
+
+
 def _allowed_special(v: float | int | bool, dt: DType, r: ValueRange) -> bool:
     if dt.kind == "bool":
         return True
@@ -117,16 +190,23 @@ def tensor_values(
     value_range: ValueRange | None = None,
     *,
     label: str = "values",
+    edge: int | None = None,
+    edge_span: int = 2,
 ) -> np.ndarray:
-    """An array of ``shape`` in ``dt``'s storage type."""
+    """An array of ``shape`` in ``dt``'s storage type.  With ``edge`` (the operand's
+    position among the operator's inputs) every special value the range allows is
+    placed by construction (:func:`place_edge_values`) rather than drawn."""
     r = value_range or ValueRange()
     seed = draw(st.integers(0, 2**32 - 1), label=f"{label}: seed")
     dist = draw(st.integers(0, 2), label=f"{label}: distribution")
     # asarray: a rank-0 draw must stay an array, so the overrides below land in it
     arr = np.asarray(_bulk(np.random.default_rng(seed), dt, shape, r, dist))
     size = arr.size
+    if edge is not None and r.specials:
+        place_edge_values(arr, dt, r, edge, edge_span)
+        return arr
     if size and r.specials:
-        pool = [v for v in special_values(dt) if _allowed_special(v, dt, r)]
+        pool = [v for v in edge_pool(dt, r)]
         if pool:
             overrides = draw(
                 st.lists(

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from vectors import pack_json
 from vectors.pack_errors import NotAPackError, PackError
@@ -87,11 +88,19 @@ def write_vector(pack_dir: PathLike, vector: Vector) -> PackEntry:
     return entry
 
 
-def write_pack_index(pack_dir: PathLike, meta: PackMeta, entries: Iterable[PackEntry]) -> str:
-    """Write ``pack.json`` for these vectors; returns the pack's sha256."""
+def write_pack_index(
+    pack_dir: PathLike,
+    meta: PackMeta,
+    entries: Iterable[PackEntry],
+    coverage: list[dict[str, Any]] | None = None,
+) -> str:
+    """Write ``pack.json`` for these vectors, with the generator's per-pair record of
+    coverage obligations when given; returns the pack's sha256."""
     entries = sorted(entries, key=lambda e: e.name)
     _check_names([e.name for e in entries], INDEX)
     doc = meta.to_json(entries)
+    if coverage is not None:
+        doc["coverage"] = sorted(coverage, key=lambda c: (c["operator"], c["mode"]))
     doc["pack_sha256"] = pack_json.sha256(pack_json.canonical(doc, INDEX))
     pack_json.validate(doc, "pack", INDEX)
     _atomic_write(Path(pack_dir) / INDEX, pack_json.dumps(doc, INDEX))
@@ -136,6 +145,8 @@ class _Index:
     meta: PackMeta
     entries: list[PackEntry]
     pack_sha256: str
+    # The generator's per-pair obligation record (None: a pack written without one).
+    coverage: list[dict[str, Any]] | None = None
 
 
 def _read_index(source: PackSource) -> tuple[_Index | None, list[str]]:
@@ -166,7 +177,8 @@ def _read_index(source: PackSource) -> tuple[_Index | None, list[str]]:
     except PackError as exc:
         problems.append(str(exc))
     entries = [PackEntry.from_json(v) for v in doc["vectors"]]
-    return _Index(PackMeta.from_json(doc), entries, recorded), problems
+    meta = PackMeta.from_json(doc)
+    return _Index(meta, entries, recorded, doc.get("coverage")), problems
 
 
 def _check_names(names: list[str], source: str) -> None:
@@ -190,6 +202,7 @@ class Pack:
         self.meta = index.meta
         self.entries = index.entries
         self.pack_sha256 = index.pack_sha256
+        self.coverage = index.coverage
         self._by_name = {e.name: e for e in index.entries}
 
     def __enter__(self) -> Pack:

@@ -32,11 +32,20 @@ BUILTIN: dict[str, tuple[str, str]] = {
         "conformance.backends.arm:ArmBackend",
         "Arm's C++ reference model (tosa-tools, the 'arm' extra): in process or its executable",
     ),
+    "iree": (
+        "conformance.backends.iree:IreeBackend",
+        "IREE (the 'iree' extra): TOSA MLIR compiled for llvm-cpu and run on local-task; "
+        "iree:N compiles N vectors per module",
+    ),
     "python": (
         "conformance.backends:python_backend",
         "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",
     ),
 }
+
+# Built-in backends that need an optional extra: name -> "module:function" telling why
+# the backend cannot be made on this machine (None when it can); `backends` shows it.
+AVAILABILITY: dict[str, str] = {"iree": "conformance.backends.iree:unavailable"}
 
 
 def python_backend(argument: str | None) -> Backend:
@@ -74,6 +83,10 @@ def _load(target: str) -> Callable[[str | None], Backend]:
 def available() -> dict[str, str]:
     """Every backend name with a one-line description."""
     out = {name: desc for name, (_, desc) in BUILTIN.items()}
+    for name, target in AVAILABILITY.items():
+        reason = _load(target)()  # type: ignore[call-arg]
+        if reason:
+            out[name] += f" [unavailable: {reason}]"
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         out.setdefault(ep.name, f"third party: {ep.value}")
     return out

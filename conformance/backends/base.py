@@ -9,6 +9,13 @@ Backends are named ``NAME`` or ``NAME:ARGUMENT`` (``command:./my-runner``,
 ``mutant:rescale-round-half-up``).  Built-in ones are listed in :mod:`conformance.backends`;
 third parties register a factory under the entry-point group
 ``tosa_conformance.backends``: ``factory(argument: str | None) -> Backend``.
+
+A backend may also declare how it treats denormals, per type, in an optional
+attribute ``denormals``: a mapping of type names (``"fp16"``, ``"bf16"``, ``"fp32"``,
+``"fp8e4m3"``, ``"fp8e5m2"``) to ``"supported"`` or ``"flush"``.  A type it leaves out
+may be either, and the runner records which it observed; a declared mode is held to
+(a backend declaring ``supported`` that flushes fails).  fp8 types cannot be declared
+``flush``: the spec requires their denormals.  docs/backends.md, "Denormals".
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from conformance.dtypes import DType
+from reference.compliance.denormals import DenormalMode, declared_modes
 from vectors.pack_model import LoadedVector
 
 
@@ -57,3 +66,37 @@ class Backend(Protocol):
     def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
         """Run the vector; ``workdir`` is an empty folder the backend may use."""
         ...
+
+
+def denormal_modes(backend: object) -> dict[DType, DenormalMode]:
+    """The denormal modes ``backend`` declares (its optional ``denormals`` attribute),
+    keyed by type; empty when it declares none.  BackendError for a declaration that
+    is not one (an unknown type or mode, fp8 flushing)."""
+    raw = getattr(backend, "denormals", None)
+    try:
+        return declared_modes(raw)
+    except (ValueError, AttributeError, TypeError) as exc:
+        name = getattr(backend, "name", type(backend).__name__)
+        raise BackendError(f"backend {name}: denormals {raw!r}: {exc}") from None
+
+
+# -- batches (optional) ------------------------------------------------------------------
+#
+# A backend whose work per vector is cheaper done for many vectors at once (a compiler
+# that builds one module for many graphs) may define ``batch_size: int`` (> 1) and
+# ``prepare(vectors, workdir) -> None``.  ``tosa-conformance run`` then sends each worker
+# up to ``batch_size`` vectors at a time: the worker calls ``prepare`` with all of them,
+# then ``unsupported`` and ``run`` for each, one by one, as for any backend.  ``prepare``
+# only gets ahead of ``run``: ``run`` must work for a vector that was never prepared
+# (the pytest plugin and ``fuzz`` send vectors one at a time), an exception from
+# ``prepare`` is ignored (each vector then runs as if not prepared), and when the worker
+# dies or overruns its time while preparing (the run's timeout per 16 vectors, at least
+# one timeout), the vectors of the batch are sent again one at a time.
+
+
+def batch_size(backend: object) -> int:
+    """How many vectors ``backend`` wants to prepare at once (1: no batches)."""
+    size = getattr(backend, "batch_size", 1)
+    if not callable(getattr(backend, "prepare", None)) or not isinstance(size, int):
+        return 1
+    return max(1, size)

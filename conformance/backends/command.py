@@ -4,6 +4,10 @@ The program is called the way Arm's ``tosa_reference_model`` is::
 
     EXECUTABLE [ARG...] --test_desc WORKDIR/desc.json
 
+``command:--denormals=MODES EXECUTABLE ...`` declares the program's denormal modes
+(``flush``, ``supported``, or per type ``fp16=flush,fp32=supported``); the option is
+the backend's own and is not passed to the program.
+
 ``desc.json`` is a copy of the vector's, with ``tosa_file``, ``ifm_file`` and
 ``ofm_file`` made absolute paths into ``WORKDIR``, where the graph and the inputs are
 written first (from the loaded vector, so zipped packs work too).  The program writes
@@ -31,12 +35,15 @@ import numpy as np
 
 from conformance.backends.base import BackendError, BackendResult
 from conformance.dtypes import DType
+from reference.compliance.denormals import format_modes, parse_modes
 from vectors.flatbuffer import serialize
 from vectors.npy import save_array
 from vectors.pack_errors import one_line
 from vectors.pack_model import LoadedVector
 
 DESC_FILE = "desc.json"
+# Leading option of the backend itself (never passed to the program).
+DENORMALS_OPTION = "--denormals="
 GRAPH_FILE = "graph.tosa"
 ERROR_FILE = "error.txt"
 LOG_FILE = "backend-output.log"  # the program's stdout and stderr, interleaved
@@ -70,6 +77,15 @@ class CommandBackend:
             argv = shlex.split(argument)
         except ValueError as exc:
             raise BackendError(f"command backend: cannot split {argument!r}: {exc}") from None
+        self.denormals: dict[str, str] = {}
+        while argv and argv[0].startswith(DENORMALS_OPTION):
+            try:
+                modes = parse_modes(argv.pop(0).removeprefix(DENORMALS_OPTION))
+            except ValueError as exc:
+                raise BackendError(f"command backend: {DENORMALS_OPTION}: {exc}") from None
+            self.denormals.update(format_modes(modes))
+        if not argv:
+            raise BackendError("the command backend needs a program: command:EXECUTABLE [ARG...]")
         self.argv = [_resolve(argv[0]), *argv[1:]]
         self.name = f"command:{argument}"
         self.timeout = timeout
@@ -213,16 +229,18 @@ def read_result(path: Path, dtype: DType) -> np.ndarray:
 
 
 def _resolve(program: str) -> str:
-    """The program as an absolute path; BackendError when it cannot be run."""
+    """The program as an absolute path; BackendError when it cannot be run.  Symbolic
+    links are kept as the user named them: a virtualenv's ``bin/python`` is a link to
+    the base interpreter, and only through the link does it find the venv's packages."""
     if os.sep in program or (os.altsep and os.altsep in program):
-        path = Path(program).expanduser().resolve()
+        path = Path(program).expanduser().absolute()
         if not path.is_file():
             raise BackendError(f"command backend: no file {program}")
     else:
         found = shutil.which(program)
         if found is None:
             raise BackendError(f"command backend: {program} is not on PATH")
-        path = Path(found).resolve()
+        path = Path(found).absolute()
     if not os.access(path, os.X_OK):
         raise BackendError(
             f"command backend: {program} is not executable "

@@ -37,6 +37,7 @@ from unittest import mock
 import numpy as np
 
 from conformance.backends.base import BackendError, BackendResult
+from conformance.backends.reference import REFERENCE_DENORMALS
 from conformance.graph import Graph
 from conformance.spec import load_spec
 from reference.context import OpContext
@@ -46,7 +47,12 @@ from vectors.pack_model import LoadedVector
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 Wrapper = Callable[[OpFunction, OpContext], Result]
-Effect = Literal["wrong result", "accepts invalid graph", "rejects valid graph"]
+# "compliant behaviour": not a bug but a freedom the spec grants (flushing fp16 /
+# bf16 / fp32 denormals); a pack must pass such a mutant, and failing it is a false
+# failure of the pack (conformance.mutation).
+Effect = Literal[
+    "wrong result", "accepts invalid graph", "rejects valid graph", "compliant behaviour"
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,9 @@ class Mutant:
     effect: Effect = "wrong result"
     wrap: Wrapper | None = None
     helpers: tuple[HelperPatch, ...] = ()
+    # Declared denormal modes (type name -> "supported" / "flush"); None declares the
+    # reference's (every type supported), {} declares nothing.
+    denormals: Mapping[str, str] | None = None
 
     def operator_table(self, base: Mapping[str, OpFunction]) -> dict[str, OpFunction]:
         """``base`` with this mutant's operators wrapped."""
@@ -193,6 +202,8 @@ class MutantBackend:
         self.mutant = get_mutant(argument)
         self.name = f"mutant:{argument}"
         self.spec = load_spec()
+        declared = self.mutant.denormals
+        self.denormals = dict(REFERENCE_DENORMALS if declared is None else declared)
 
     def unsupported(self, vector: LoadedVector) -> str | None:
         return None  # as the reference: a mutant must not hide behind skips

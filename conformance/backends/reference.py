@@ -6,12 +6,18 @@ from pathlib import Path
 
 from conformance.backends.base import BackendResult
 from conformance.spec import load_spec
+from reference.compliance.denormals import SUPPORTED, format_modes, parse_modes
 from reference.engine import Evaluator, to_storage
 from vectors.pack_model import LoadedVector
+
+# The reference computes in fp64 from the operands as stored: it supports denormals
+# of every type, and declares so, so that it is judged without flushing readings.
+REFERENCE_DENORMALS: dict[str, str] = format_modes(parse_modes(SUPPORTED))
 
 
 class ReferenceBackend:
     name = "reference"
+    denormals = REFERENCE_DENORMALS
 
     def __init__(self, argument: str | None = None) -> None:
         self.spec = load_spec()

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from conformance.backends import BackendError, get_backend
-from conformance.certify import CertifyError, check_pack, failing_pairs, make_certificate
+from conformance.certify import (
+    CertifyError,
+    check_pack,
+    failing_pairs,
+    make_certificate,
+    pack_coverage,
+)
 from conformance.certify_report import html_page, markdown
 from conformance.claims import required_modes
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
@@ -74,6 +81,9 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
 
     with open_pack(pack) as opened:
         pack_sha = opened.pack_sha256
+    covered = pack_coverage(spec, claim, pack)
+    for warning in covered.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     operators = sorted({m.operator for m in required_modes(spec, claim)})
     report = run_pack(
         pack,
@@ -84,7 +94,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         json_path=out / "results.jsonl",
         progress=ProgressBar(enabled=not args.quiet),
     )
-    cert = make_certificate(spec, claim, args.backend, pack_sha, report)
+    cert = make_certificate(spec, claim, args.backend, pack_sha, report, covered)
     margins: dict[str, list[float]] = {}
     for r in report.results:
         if r.kind == "valid" and r.verdict == PASSED and r.margin is not None:

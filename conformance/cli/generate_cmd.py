@@ -14,6 +14,7 @@ from conformance.generate import (
     default_jobs,
     generate,
     summarize,
+    unmet_lines,
 )
 from conformance.spec import Spec
 
@@ -42,6 +43,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=True,
         help="also write must-fail vectors (default: yes)",
     )
+    p.add_argument(
+        "--targeted",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also write the vectors that meet the coverage obligations: every special "
+        "value, large tensors, every rank, attribute value and rounding tie (default: yes; "
+        "a pack without them is smaller, and certify warns about it)",
+    )
+    p.add_argument(
+        "--levels",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also write the vectors at and just above every level limit (default: yes)",
+    )
     p.add_argument("--seed", type=int, default=0, help="pack seed (default 0)")
     p.add_argument("--jobs", type=int, default=default_jobs(), metavar="N", help="worker processes")
     p.add_argument(
@@ -64,7 +79,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         import re
 
         try:
-            pattern = re.compile(args.ops)
+            pattern = re.compile(args.ops, re.IGNORECASE)
         except re.error as exc:
             raise UsageError(f"--ops {args.ops!r} is not a regular expression: {exc}") from None
         if not any(pattern.fullmatch(op) for op in spec.operators):
@@ -77,6 +92,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         negative=args.negative,
         max_elements=args.max_elements,
         ops=args.ops,
+        levels=args.levels,
+        targeted=args.targeted,
     )
     result = generate(
         spec,
@@ -92,6 +109,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         print(line)
     for note in result.notes:
         print(f"note: {note}")
+    for line in unmet_lines(result.coverage):
+        print(line)
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     return 0

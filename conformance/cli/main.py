@@ -47,6 +47,7 @@ def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
 def build_parser() -> argparse.ArgumentParser:
     from conformance.cli import (
         certify_cmd,
+        coverage_cmd,
         fuzz_cmd,
         generate_cmd,
         mutation_cmd,
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_cmd.register(sub)
     mutation_cmd.register(sub)
     pack_cmd.register(sub)
+    coverage_cmd.register(sub)
     spec_cmd.register(sub)
     return parser
 

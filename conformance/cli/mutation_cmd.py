@@ -65,6 +65,9 @@ def _score(spec: Spec, args: argparse.Namespace) -> int:
     survivors = [o for o in outcomes if o.status == "survived"]
     for o in survivors:
         print(f"  survived: {o.name} ({', '.join(o.operators)}): {o.bug}")
+    for o in outcomes:
+        if o.status == "false failure":  # a compliant behaviour the pack fails
+            print(f"  false failure: {o.name} by {o.killed_by[0].vector}: {o.bug}")
     if args.json is not None:
         doc = [
             {

@@ -10,6 +10,8 @@ import numpy as np
 
 from conformance.dtypes import DType
 
+from .denormals import MUST_SUPPORT
+
 _JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
 
 
@@ -37,7 +39,9 @@ def within_bound(
     normal range: an upper end past ``normal_max`` becomes infinity (a result may
     overflow), a lower end past it too (it must overflow); an upper end below
     ``normal_min`` is raised to it, and a lower end below it drops to zero (or stays
-    negative), which is what lets subnormal results be flushed to zero.
+    negative), which is what lets subnormal results be flushed to zero.  Not for
+    fp8e4m3 / fp8e5m2, whose denormals must be supported (introduction, Supported
+    Number Formats): their interval is ``ref +/- err_bnd`` below normal_min too.
 
     Where the spec's arithmetic is undefined this chooses its evident intent:
 
@@ -65,8 +69,11 @@ def within_bound(
         lo = r - err_bnd
     hi = np.where(hi > out.normal_max, np.inf, hi)
     lo = np.where(lo > out.normal_max, np.inf, lo)
-    hi = np.where(hi < out.normal_min, out.normal_min, hi)
-    lo = np.where(lo < out.normal_min, np.minimum(0.0, lo), lo)
+    if out not in MUST_SUPPORT:
+        # The pseudocode's widening below normal_min is what lets a subnormal result
+        # flush to zero; fp8 denormals must be supported, so fp8 keeps the plain interval.
+        hi = np.where(hi < out.normal_min, out.normal_min, hi)
+        lo = np.where(lo < out.normal_min, np.minimum(0.0, lo), lo)
     lo = np.where(np.isinf(r), np.inf, lo)
 
     ok = (t >= lo) & (t <= hi)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from conformance.rounding import round_to_float64
 from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
@@ -20,7 +21,7 @@ def _attr_value(ctx: OpContext, name: str) -> np.ndarray:
     dt = ctx.dtype("in_out_t")
     raw = np.asarray(ctx.attr(name))
     if dt.is_float:
-        return raw.astype(np.float64).astype(dt.storage).astype(np.float64)
+        return round_to_float64(dt, raw)
     return raw.astype(np.int64)
 
 

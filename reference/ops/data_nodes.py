@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from conformance.rounding import round_to
 from reference.arguments import ATTRIBUTES_CLAUSE
 from reference.context import OpContext
 from reference.registry import implements
@@ -32,8 +33,8 @@ def to_type(ctx: OpContext, values: np.ndarray, var: str, what: str) -> np.ndarr
     """``values`` held in the storage of type variable ``var``.
 
     Integers outside the type's range are an attribute that does not meet its
-    declaration; floats round to nearest even (through fp64, so that an integer
-    attribute is not rounded twice); booleans take any non-zero value as true.
+    declaration; floats round once to nearest even (conformance.rounding: never twice,
+    as a cast through fp32 would); booleans take any non-zero value as true.
     """
     dt = ctx.dtype(var)
     arr = np.asarray(values)
@@ -49,7 +50,7 @@ def to_type(ctx: OpContext, values: np.ndarray, var: str, what: str) -> np.ndarr
     if dt.is_float:
         if arr.dtype == dt.storage:
             return arr.copy()  # keep NaN payloads and -0.0 bit for bit
-        return arr.astype(np.float64).astype(dt.storage)
+        return round_to(dt, arr)
     return arr.astype(dt.storage)
 
 

@@ -42,32 +42,32 @@ ACC_TYPES: dict[str, DType] = {
 
 
 def argmax_index(x: np.ndarray, axis: int) -> np.ndarray:
-    """The index ARGMAX's loop ends with, along ``axis``.
+    """ARGMAX's index along ``axis``, as the operator's prose states it (tensor_ops,
+    ARGMAX): "If multiple locations have equal values, returns the first match. NaN
+    values always compare as greater than non-NaN values. If an entire axis consists
+    of NaN, the last location must be returned."
 
-    The loop replaces its running maximum whenever apply_max_s(value, max) != max.
-    Without NaN that is value > max, so the first of equal maxima wins (and +0.0 does
-    not replace -0.0).  A NaN value always replaces (NaN != max is true), and so does
-    any value right after a NaN (apply_max_s returns NaN, and NaN != NaN): the loop
-    restarts after the last NaN.  The result is therefore the last index when it holds
-    a NaN, otherwise the first maximum among the elements after the last NaN (all of
-    them when there is none).  The starting value minimum_s<in_t>() (-inf, or -448 for
-    fp8e4m3, below or equal to every value) only matters as "index 0 unless something
-    larger follows", which the first-maximum rule already gives.
+    So an axis without NaN gives its first maximum (-0.0 and +0.0 are equal: the first
+    zero wins); an axis with some NaN gives a NaN's location; an all-NaN axis its last.
+    The prose does not say which NaN of an axis with several NaN and some numbers; the
+    reference takes the first (the first-match rule, and Arm's reference model), and
+    vectors avoid that case (docs/compliance.md, Readings: argmax-nan).
+
+    The pseudocode's loop read literally disagrees wherever a number follows a NaN:
+    apply_max_s(value, NaN) is NaN and NaN != NaN, so every element after a NaN
+    replaces the running maximum and [NaN, 1, 2] gives 2 where the prose gives 0.
     """
     if x.dtype.kind in "iu":
         return np.argmax(x, axis=axis)
     v = np.moveaxis(x.astype(np.float64), axis, -1)
     length = v.shape[-1]
-    idx = np.arange(length)
-    last_nan = np.max(np.where(np.isnan(v), idx, -1), axis=-1)
-    start = last_nan + 1  # first index the final run of the loop considers
-    # Mask out everything up to the last NaN; what is left has no NaN.
-    tail = np.where(idx >= start[..., None], v, -np.inf)
-    first_max = np.argmax(tail, axis=-1)
-    # An all -inf tail: its first element (start) is taken unconditionally, and no
-    # later -inf replaces it; np.argmax would point into the masked head instead.
-    first_max = np.where(np.max(tail, axis=-1) == -np.inf, start, first_max)
-    return np.where(start == length, length - 1, first_max)
+    nan = np.isnan(v)
+    # np.argmax returns the first of equal maxima, and -0.0 == +0.0 for it; the start
+    # value minimum_s<in_t>() (-inf, or -448 for fp8e4m3) is below or equal to every
+    # value, so it only means "index 0 unless something larger follows".
+    first_max = np.argmax(np.where(nan, -np.inf, v), axis=-1)
+    first_nan = np.argmax(nan, axis=-1)
+    return np.where(nan.all(axis=-1), length - 1, np.where(nan.any(axis=-1), first_nan, first_max))
 
 
 @implements("ARGMAX")
@@ -209,6 +209,17 @@ def _max_first_zero(v: np.ndarray) -> np.ndarray:
             negative = np.signbit(np.take_along_axis(v, first, axis=-1)[..., 0])
             m = np.where(zero, np.where(negative, -0.0, 0.0), m)
     return m
+
+
+def window_any(ctx: OpContext, mask: np.ndarray) -> np.ndarray:
+    """Per MAX_POOL2D output element, whether ``mask`` (shaped like the input) holds
+    at any input position of its window; padding is no position."""
+    w = pool_window(ctx)
+    if 0 in ctx.out_shape():
+        return np.zeros(ctx.out_shape(), dtype=bool)
+    padded = _padded(np.asarray(mask, dtype=np.int8), w, 0)
+    rows = np.max(_windows_x(padded, w), axis=-1)
+    return np.asarray(np.max(_windows_y(rows, w), axis=-1) > 0)
 
 
 @implements("MAX_POOL2D")
@@ -416,7 +427,8 @@ def fft2d_values(re: np.ndarray, im: np.ndarray, inverse: bool) -> tuple[np.ndar
     z.real, z.imag = re, im
     # norm="forward" puts the 1/(H*W) on the forward transform, so ifft2 is the bare
     # sum with exp(+i a): the pseudocode's sign_val = -1 and no scaling.
-    out = np.fft.ifft2(z, norm="forward") if inverse else np.fft.fft2(z)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf inputs are valid
+        out = np.fft.ifft2(z, norm="forward") if inverse else np.fft.fft2(z)
     real, imag = out.real.copy(), out.imag.copy()
     special = ~(np.isfinite(re) & np.isfinite(im)).all(axis=(1, 2))
     for b in np.flatnonzero(special):
@@ -427,7 +439,8 @@ def fft2d_values(re: np.ndarray, im: np.ndarray, inverse: bool) -> tuple[np.ndar
 def rfft2d_values(re: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """RFFT2D of fp64 [N, H, W] planes: columns 0 .. W/2 of the forward transform."""
     _, h, w = re.shape
-    out = np.fft.rfft2(re)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.fft.rfft2(re)
     real, imag = out.real.copy(), out.imag.copy()
     # Exactly zero where the pseudocode adds no term (the fp64 FFT leaves ~1e-16 there).
     skipped = rfft_skipped(h, w, np.arange(h), np.arange(w // 2 + 1))

@@ -15,11 +15,10 @@ pseudocode order.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from conformance.dtypes import DType
+from conformance.rounding import round_to
 from reference import arithmetic as ar
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.context import OpContext
@@ -33,19 +32,6 @@ Result = dict[str, np.ndarray | list[np.ndarray]]
 NAN_TO_INT_CLAUSE = "!isNaN(in): a NaN converted to an integer is unpredictable"
 
 
-def _overflow_limit(dt: DType) -> float:
-    """The magnitude above which round-to-nearest-even leaves ``dt``'s finite range:
-    its largest value plus half an ulp of the top binade.  At exactly that midpoint the
-    tie goes to the even neighbour; for fp8e4m3 (max 448 = 1.110b x 2**8) that is 448
-    itself, so only magnitudes strictly above the limit overflow."""
-    assert dt.normal_max is not None and dt.normal_frac is not None
-    top = math.floor(math.log2(dt.normal_max))
-    half_ulp = 2.0 ** (top - dt.normal_frac - 1)
-    # The tie rounds down only when the largest value's last mantissa bit is 0.
-    assert (dt.normal_max / (2 * half_ulp)) % 2 == 0, f"{dt}: tie at max would round up"
-    return dt.normal_max + half_ulp
-
-
 def _to_float(x: np.ndarray, in_t: DType, out_t: DType) -> np.ndarray:
     """round_to_nearest_float, as the fp64 value the result is checked against."""
     exact = x.astype(np.float64)  # every TOSA int and float value is exact in fp64
@@ -54,10 +40,10 @@ def _to_float(x: np.ndarray, in_t: DType, out_t: DType) -> np.ndarray:
         # gives; the 0.5 ulp compliance rule accepts exactly those.
         return exact
     # fp8e4m3: OCP-OFP8 non-saturating mode, out-of-range values (infinities too)
-    # become NaN.  The value is kept where it rounds to a finite fp8e4m3 number.
-    limit = _overflow_limit(out_t)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(exact) > limit, np.nan, exact)
+    # become NaN.  The value is kept where it rounds to a finite fp8e4m3 number; where
+    # that is (464 is a tie that goes to 448, 465 is NaN) is round_to's rule.
+    overflows = np.isnan(round_to(out_t, x).astype(np.float64)) & ~np.isnan(exact)
+    return np.where(overflows, np.nan, exact)
 
 
 @implements("CAST")

@@ -38,10 +38,26 @@ class RecipeContext:
     # Level cases: every rank drawn through rank_range() is its upper bound (the level's
     # MAX_RANK where the argument allows it), whatever cap the recipe asks for.
     force_max_rank: bool = False
+    # The coverage obligation a targeted job aims at (see strategies/obligations.py):
+    # None for an ordinary draw; "edge" (every special value of each input's type,
+    # placed by construction), "large" (the budget's min_elements is the aim),
+    # "rank:R" (every rank drawn through rank_range() is R where the argument allows
+    # it), "ties" (results exactly half-way between two output values, and just off
+    # such a tie), "attr:NAME=VALUE" (that attribute takes that value). A recipe that
+    # cannot aim at a target draws as usual; the pack's obligation check says what
+    # was met.
+    target: str | None = None
 
     @property
     def name(self) -> str:
         return self.op_spec.name
+
+    @property
+    def target_rank(self) -> int | None:
+        """The rank a ``rank:R`` target aims at, else None."""
+        if self.target and self.target.startswith("rank:"):
+            return int(self.target.removeprefix("rank:"))
+        return None
 
     def dtype(self, var: str) -> DType:
         return self.mode.dtype(var)
@@ -68,6 +84,9 @@ class RecipeContext:
         lo, hi = r
         if self.force_max_rank:
             return hi, hi
+        aimed = self.target_rank
+        if aimed is not None and lo <= aimed <= hi:
+            return aimed, aimed
         if cap is not None:
             hi = max(lo, min(hi, cap))
         return lo, hi
@@ -80,7 +99,16 @@ class RecipeContext:
         r: ValueRange | None = None,
         label: str = "values",
     ) -> np.ndarray:
-        return draw(tensor_values(dt, shape, r, label=label))
+        edge = self.edge_position(label) if self.target == "edge" else None
+        span = min(3, max(1, len(self.op_spec.inputs)))
+        return draw(tensor_values(dt, shape, r, label=label, edge=edge, edge_span=span))
+
+    def edge_position(self, label: str) -> int:
+        """The operand's place among the inputs (0 for a name that is not one), so
+        that an edge case's inputs pair every special value with every other."""
+        names = [a.name for a in self.op_spec.inputs]
+        base = label.split(":")[0].strip()
+        return names.index(base) if base in names else 0
 
     def tensor(
         self,

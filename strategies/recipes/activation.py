@@ -62,7 +62,7 @@ def clamp(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     around = _values_around(dt, float(lo), float(hi))
     r = draw(st.sampled_from([None, around]), label="values around the bounds")
     spec = elementwise(draw, rc, ranges={"input": r} if r else {}, attributes=attrs)
-    add_specials(draw, spec, ("input",))
+    add_specials(draw, spec, ("input",), rc)
     return spec
 
 

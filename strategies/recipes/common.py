@@ -34,7 +34,16 @@ def elementwise(
         {a.shape.name for a in rc.op_spec.inputs if a.shape.kind == "named"} - {out_name},
         key=str,
     )
-    drawn = draw(broadcast_shapes(out_shape, len(other), label="inputs")) if other else []
+    # A "broadcast:ARG" target makes that input the one that broadcasts.
+    aim = rc.target.removeprefix("broadcast:") if rc.target else None
+    names = [a.name for a in rc.op_spec.inputs if a.shape.kind == "named"]
+    shape_of = {a.name: a.shape.name for a in rc.op_spec.inputs}
+    broadcaster = other.index(shape_of[aim]) if aim in names and shape_of[aim] in other else None
+    drawn = (
+        draw(broadcast_shapes(out_shape, len(other), label="inputs", broadcaster=broadcaster))
+        if other
+        else []
+    )
     by_name = dict(zip(other, drawn, strict=True))
     inputs: list[TensorDraw] = []
     for arg in rc.op_spec.inputs:

@@ -26,9 +26,9 @@ OPERATORS = ("EQUAL", "GREATER", "GREATER_EQUAL")
 @recipe(*OPERATORS)
 def compare(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_t")
-    r = float_regime(draw, dt) if dt.is_float else None
+    r = float_regime(draw, dt, rc=rc) if dt.is_float else None
     spec = elementwise(draw, rc, ranges={"input1": r, "input2": r} if r else {})
-    add_specials(draw, spec, ("input1", "input2"))
+    add_specials(draw, spec, ("input1", "input2"), rc)
     share_values(draw, spec, 0, 1)
     return spec
 

@@ -315,9 +315,12 @@ def cond_if_case(
     *,
     depth: int | None = None,
     reach: bool = False,
+    lists: int | None = None,
 ) -> Case | None:
     """A case, valid or breaking ``fault``.  ``depth`` fixes how many operators nest;
-    with ``reach`` (always for the nesting error) the innermost one runs."""
+    with ``reach`` (always for the nesting error) the innermost one runs; ``lists``
+    fixes the length of the outermost operator's input_list and output_list (the
+    deeper ones' lists are at most as long: level cases of MAX_TENSOR_LIST_SIZE)."""
     depth = depth or nesting_depth(draw, rc, fault)
     reach = reach or fault == "nesting"
     if depth == 0:
@@ -325,8 +328,14 @@ def cond_if_case(
     lo, hi = rc.rank_range("condition")
     conds = [unit_shape(draw, lo, hi, f"condition {k}") for k in range(depth)]
     nest_then = [draw(st.booleans(), label=f"nest in then {k}") for k in range(depth - 1)]
-    data = draw_sigs(draw, rc, 1, 3, "data")
-    n_out = draw(st.integers(1, 3), label="outputs")
+    if lists is None:
+        data = draw_sigs(draw, rc, 1, 3, "data")
+        n_out = draw(st.integers(1, 3), label="outputs")
+    else:  # input_list: the deeper operators' conditions, then the data
+        if lists < depth:
+            raise ValueError(f"a list of {lists} cannot carry {depth - 1} conditions and data")
+        data = draw_sigs(draw, rc, lists - depth + 1, lists - depth + 1, "data")
+        n_out = lists
     outs = [draw(st.integers(0, len(data) - 1), label=f"output {k} from") for k in range(n_out)]
     plan = CondPlan(conds, nest_then, data, outs, fault)
 
@@ -528,9 +537,12 @@ def while_loop_case(
     *,
     depth: int | None = None,
     reach: bool = False,
+    lists: int | None = None,
 ) -> Case | None:
     """A case, valid or breaking ``fault``.  ``depth`` fixes how many operators nest;
-    with ``reach`` (always for the nesting error) the innermost one runs."""
+    with ``reach`` (always for the nesting error) the innermost one runs; ``lists``
+    fixes the length of every loop's input_list and output_list (level cases of
+    MAX_TENSOR_LIST_SIZE)."""
     depth = depth or nesting_depth(draw, rc, fault)
     reach = reach or fault == "nesting"
     if depth == 0:
@@ -538,15 +550,24 @@ def while_loop_case(
     rank = max_rank(rc)
     counters = [unit_shape(draw, 0, rank, f"counter {k}") for k in range(depth)]
     in_list = [draw(st.booleans(), label=f"limit in the list {k}") for k in range(depth)]
+    if lists is not None:  # every loop carries the same data: the same list length
+        in_list = [in_list[0]] * depth
     # Up to 10 iterations of the outer loop (none when the limit is already passed),
     # 0-2 of the inner ones, whose product grows with the depth; every loop runs when
-    # the nesting error must be reached.
-    first = draw(st.integers(1 if reach else -2, 10), label="iterations")
+    # the nesting error must be reached.  Long lists run each body once or twice: the
+    # list, not the arithmetic, is under test.
+    first = draw(st.integers(1 if reach else -2, 10 if lists is None else 2), label="iterations")
     inner = [
-        draw(st.integers(int(reach), 2 if k < 3 else 1), label=f"iterations {k}")
+        draw(st.integers(int(reach), 2 if k < 3 and lists is None else 1), label=f"iterations {k}")
         for k in range(1, depth)
     ]
-    data = draw_sigs(draw, rc, 0, 3, "data")
+    if lists is None:
+        data = draw_sigs(draw, rc, 0, 3, "data")
+    else:  # the list: the counter, the limit when it travels in the list, the data
+        n_data = lists - 1 - in_list[0]
+        if n_data < 0:
+            raise ValueError(f"a list of {lists} cannot carry a loop's counter and limit")
+        data = draw_sigs(draw, rc, n_data, n_data, "data")
     plan = LoopPlan(counters, in_list, [first, *inner], data, fault)
 
     g = GraphBuilder(rc.spec, strict=fault is None)
@@ -589,3 +610,11 @@ _register_while("body_in", "tensor_list_shape(input_list) != tosa_input_shape(bo
 _register_while("body_out", "tensor_list_shape(input_list) != tosa_output_shape(body_graph)")
 _register_while("cond_size", "tensor_size(tosa_output_shape(cond_graph)) != 1")
 _register_while("cond_type", "tosa_output_type(cond_graph) != bool_t")
+
+
+# The case builders by operator, for the level cases (strategies/level_limits.py): a
+# nest MAX_NESTING deep whose lists are MAX_TENSOR_LIST_SIZE long, or one longer.
+CASE_BUILDERS: dict[str, Callable[..., Case | None]] = {
+    "COND_IF": cond_if_case,
+    "WHILE_LOOP": while_loop_case,
+}

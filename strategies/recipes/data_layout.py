@@ -169,7 +169,12 @@ def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     count = draw(st.integers(1, min(5, rc.level["MAX_TENSOR_LIST_SIZE"])), label="list size")
     lo, hi = rc.rank_range("input1")
     # Each input gets its share of the budget, so the output fits it too.
-    share = Budget(max(1, rc.budget.max_elements // count), rc.budget.max_dim)
+    share = Budget(
+        max(1, rc.budget.max_elements // count),
+        rc.budget.max_dim,
+        min_elements=max(1, rc.budget.min_elements // count),
+        min_dim=rc.budget.min_dim,
+    )
     base = draw(shapes(lo, hi, share, label="input shape"))
     rank = len(base)
     # Rank-0 inputs concatenate into a vector along axis 0.
@@ -178,7 +183,9 @@ def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     for k in range(count):
         shape = base
         if rank:
-            d = draw(st.integers(1, base[axis]), label=f"input {k} size along the axis")
+            # A large case keeps every input whole: its elements are the point.
+            low = base[axis] if rc.target == "large" else 1
+            d = draw(st.integers(low, base[axis]), label=f"input {k} size along the axis")
             shape = tuple(d if i == axis else b for i, b in enumerate(base))
         inputs.append(rc.tensor(draw, f"input1_{k}", dt, shape))
     total = sum(t.shape[axis] if rank else 1 for t in inputs)
@@ -276,7 +283,9 @@ def pad(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     shape1: list[int] = []
     padding: list[int] = []
     for i, d in enumerate(out_shape):
-        n = draw(st.integers(1, d), label=f"input dim {i}")
+        # A large case pads by a little, so the input keeps most of the output's size.
+        low = max(1, d - 2) if rc.target == "large" else 1
+        n = draw(st.integers(low, d), label=f"input dim {i}")
         before = draw(st.integers(0, d - n), label=f"padding before dim {i}")
         shape1.append(n)
         padding += [before, d - n - before]

@@ -3,6 +3,7 @@ operator built on ``broadcast_shape`` shares (binary, comparison and SELECT)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -17,37 +18,105 @@ from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
 from strategies.shapes import shapes
+from strategies.tie_values import (
+    add_partner,
+    division_ties,
+    mul_factors,
+    mul_partner,
+    shifted_product_factors,
+    shifted_product_partner,
+    shifted_ties,
+)
 from strategies.values import ValueRange, special_values
 
 BROADCAST = "shape != broadcast_shape(shape1, shape2)"
 
 
+# -- target helpers shared by the recipe modules --------------------------------------
+
+
+def aimed(rc: RecipeContext, name: str) -> str | None:
+    """VALUE when the job aims at attribute ``name`` taking it ("attr:NAME=VALUE")."""
+    if rc.target and rc.target.startswith("attr:"):
+        key, _, value = rc.target.removeprefix("attr:").partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def drawn_bool(draw: st.DrawFn, rc: RecipeContext, name: str, *, allowed: bool = True) -> bool:
+    """A boolean attribute: the targeted value where the job aims at it, else drawn;
+    always false where the case cannot have it true (``allowed``)."""
+    if not allowed:
+        return False
+    value = aimed(rc, name)
+    if value in ("true", "false"):
+        return value == "true"
+    return draw(st.booleans(), label=name)
+
+
+def zero_point(draw: st.DrawFn, rc: RecipeContext, name: str, lo: int, hi: int) -> int:
+    """A zero point in [lo, hi]: the targeted class ("zero", "nonzero", "min", "max")
+    where the job aims at it, else an end, 0, or any value (non-zero most often)."""
+    value = aimed(rc, name)
+    if value == "min":
+        return lo
+    if value == "max":
+        return hi
+    if value == "zero" and lo <= 0 <= hi:
+        return 0
+    nonzero = st.integers(lo, hi).filter(lambda v: v != 0)
+    if value == "nonzero" and (lo, hi) != (0, 0):
+        return draw(nonzero, label=name)
+    return draw(st.one_of(st.sampled_from([lo, 0, hi]), nonzero, nonzero), label=name)
+
+
+def wants_every_special(draw: st.DrawFn, rc: RecipeContext, label: str) -> bool:
+    """Whether a case places every special value of its inputs' types at random
+    positions: never for "edge" (rc.values places them in order) and "ties" (whose
+    values are built), else in some cases."""
+    if rc.target in ("edge", "ties"):
+        return False
+    return draw(st.booleans(), label=label)
+
+
 # -- value helpers shared by the element-wise recipe modules -------------------------
 
 
-def float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange | None) -> ValueRange | None:
+def float_regime(
+    draw: st.DrawFn, dt: DType, *extra: ValueRange | None, rc: RecipeContext | None = None
+) -> ValueRange | None:
     """One value regime per case for a float operand: the default (small values and
     every special value, NaN and infinities included), the whole finite range, or one
     of the operator's own ranges (where its interesting results are).  A ValueRange
     with bounds drops NaN and out-of-range infinities, hence a choice per case rather
-    than one range for all."""
+    than one range for all; an "edge" target always takes the default."""
+    if rc is not None and rc.target == "edge":
+        return None
     full = ValueRange(low=-float(dt.normal_max), high=float(dt.normal_max))  # type: ignore[arg-type]
     return draw(st.sampled_from([None, full, *extra]), label="value regime")
 
 
-def add_specials(draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...]) -> None:
+def add_specials(
+    draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...], rc: RecipeContext | None = None
+) -> None:
     """Put special values (NaN, infinities, signed zeros, subnormals, extremes) into
     the named float inputs: a few at drawn positions, or, in some cases, every one of
     them at once, so that each turns up in a handful of cases rather than by luck (and
     also where the bulk was drawn in a bounded range, which drops NaN and infinities).
-    Only for operators with no REQUIRE on these values: the behaviour tables define
-    every special result."""
+    Nothing for an "edge" target: rc.values has placed them all, paired across the
+    inputs.  Only for operators with no REQUIRE on these values: the behaviour tables
+    define every special result."""
+    if rc is not None and rc.target == "edge":
+        return  # rc.values placed every special value, paired across the inputs
     for t in spec.inputs:
         if t.name not in names or not t.dtype.is_float or t.values is None or not t.values.size:
             continue
         pool = special_values(t.dtype)
         flat = t.values.reshape(-1)  # a view: what is written lands in t.values
-        if draw(st.booleans(), label=f"{t.name}: every special value"):
+        label = f"{t.name}: every special value"
+        every = wants_every_special(draw, rc, label) if rc else draw(st.booleans(), label=label)
+        if every:
             rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="positions"))
             # Distinct positions, the pool shuffled: a tensor smaller than the pool
             # gets a random part of it.
@@ -72,6 +141,43 @@ def project(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         for d, full in zip(shape, values.shape, strict=True)
     )
     return values[index]
+
+
+def place_ends(draw: st.DrawFn, t: TensorDraw, ends: list[int], label: str) -> None:
+    """In some cases, write each of ``ends`` (a range's boundaries) at its own drawn
+    position of ``t``, so that both ends turn up, not only by luck."""
+    assert t.values is not None
+    if not t.values.size or not draw(st.booleans(), label=f"{label}: ends placed"):
+        return
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label=f"{label}: positions"))
+    flat = t.values.reshape(-1)  # a view
+    for pos, v in zip(rng.permutation(flat.size), ends, strict=False):
+        flat[pos] = v
+
+
+def rebuild(
+    draw: st.DrawFn,
+    spec: CaseSpec,
+    src: int,
+    dst: int,
+    make: Callable[[np.random.Generator, np.ndarray], np.ndarray],
+    *,
+    full: bool = False,
+) -> None:
+    """Input ``dst`` made from input ``src``: ``make`` sees src broadcast to the output
+    shape and returns values there, read back at dst's own shape (``project``), so
+    that every dst element meets the src value it was made for (where dst broadcasts,
+    also others).  ``full``: dst takes the output shape, so that it meets no other."""
+    a, b = spec.inputs[src], spec.inputs[dst]
+    assert a.values is not None and b.values is not None
+    out_shape = spec.outputs[0].shape
+    if full:
+        b = spec.inputs[dst] = replace(b, shape=out_shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="partner values"))
+    kind = np.float64 if a.dtype.is_float else np.int64
+    with np.errstate(all="ignore"):
+        wide = np.broadcast_to(a.values.astype(kind), out_shape)
+        b.values = np.asarray(project(make(rng, wide), b.shape)).astype(b.dtype.storage)
 
 
 def share_values(draw: st.DrawFn, spec: CaseSpec, src: int, dst: int) -> None:
@@ -166,29 +272,84 @@ def register_broadcast_breakers(operators: tuple[str, ...], clause: str) -> None
 # -- recipes ------------------------------------------------------------------------
 
 
+def _within_type(draw: st.DrawFn, spec: CaseSpec, dt: DType, sub: bool) -> None:
+    """Keep every sum (difference) in the type, as apply_add_s / apply_sub_s REQUIRE,
+    with full-range operands: one operand keeps its values (the type's ends among
+    them), and each value of the other that some result would leave the type with is
+    redrawn within what all the values it meets allow, often at an end of that range
+    (so results reach the type's ends too)."""
+    keep = draw(st.sampled_from([0, 1]), label="operand kept")
+    a, b = spec.inputs[keep], spec.inputs[1 - keep]
+    out_shape = spec.outputs[0].shape
+    assert a.values is not None and b.values is not None
+    if not a.values.size or not b.values.size:
+        return
+    wide = np.broadcast_to(a.values.astype(np.int64), out_shape)
+    axes = tuple(i for i, d in enumerate(b.shape) if d != out_shape[i])
+    a_lo, a_hi = wide.min(axis=axes, keepdims=True), wide.max(axis=axes, keepdims=True)
+    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    if not sub:  # a + y
+        r_lo, r_hi = lo - a_lo, hi - a_hi
+    elif keep == 0:  # a - y
+        r_lo, r_hi = a_hi - hi, a_lo - lo
+    else:  # y - a
+        r_lo, r_hi = lo + a_hi, hi + a_lo
+    r_lo, r_hi = np.maximum(r_lo, lo), np.minimum(r_hi, hi)  # both contain 0
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="redrawn values"))
+    inside = r_lo + (rng.random(b.shape) * (r_hi - r_lo + 1)).astype(np.int64)
+    end = np.where(rng.random(b.shape) < 0.5, r_lo, r_hi)
+    pick = np.where(rng.random(b.shape) < 0.5, end, np.minimum(inside, r_hi))
+    v = b.values.astype(np.int64)
+    b.values = np.where((v < r_lo) | (v > r_hi), pick, v).astype(b.dtype.storage)
+
+
 @recipe("ADD", "SUB")
 def add_sub(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    sub = rc.name == "SUB"
     if dt.is_int:
+        if draw(st.booleans(), label="full-range operands"):
+            spec = elementwise(draw, rc)  # the type's ends, 0 and +-1 among the specials
+            _within_type(draw, spec, dt, sub)
+            return spec
         # apply_add_s / apply_sub_s REQUIRE the result in range: halve the operands.
         half = ValueRange(low=dt.min // 2, high=dt.max // 2)  # type: ignore[operator]
         return elementwise(draw, rc, ranges={"input1": half, "input2": half})
-    return elementwise(draw, rc)
+    if rc.target == "ties":  # b half an ulp of a (or just off that) away
+        plain = ValueRange(specials=False)
+        spec = elementwise(draw, rc, ranges={"input1": plain, "input2": plain})
+        sign = -1.0 if sub else 1.0
+        rebuild(draw, spec, 0, 1, lambda rng, a: sign * add_partner(rng, a, dt))
+        return spec
+    r = float_regime(draw, dt, rc=rc)
+    spec = elementwise(draw, rc, ranges={"input1": r, "input2": r} if r else {})
+    add_specials(draw, spec, ("input1", "input2"), rc)
+    return spec
 
 
 @recipe("ARITHMETIC_RIGHT_SHIFT")
 def arithmetic_right_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    ties = rc.target == "ties"
+    rnd = ties or drawn_bool(draw, rc, "round")
     # REQUIRE(0 <= value2 <= bits - 1) per type; value1 takes its full range.
-    shift = ValueRange(low=0, high=dt.bits - 1)
-    rnd = draw(st.booleans(), label="round")
-    return elementwise(draw, rc, ranges={"input2": shift}, attributes={"round": rnd})
+    shift = ValueRange(low=1 if ties else 0, high=dt.bits - 1)
+    spec = elementwise(draw, rc, ranges={"input2": shift}, attributes={"round": rnd})
+    if ties:  # the bits shifted out 10...0, 10...01 or 01...1
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        rebuild(draw, spec, 1, 0, lambda rng, s: shifted_ties(rng, s, lo, hi))
+    else:
+        place_ends(draw, spec.inputs[1], [0, 1, dt.bits - 2, dt.bits - 1], "shift")
+    return spec
 
 
 @recipe("LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT")
 def logical_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     # REQUIRE(0 <= value2 <= 31) for every type, i8 and i16 included.
-    return elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=31)})
+    spec = elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=31)})
+    bits = rc.dtype("in_out_t").bits
+    place_ends(draw, spec.inputs[1], sorted({0, 1, bits - 1, bits, 30, 31} - {32}), "shift")
+    return spec
 
 
 @recipe("BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR")
@@ -201,9 +362,9 @@ def bitwise_logical(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 @recipe("MAXIMUM", "MINIMUM")
 def maximum_minimum(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    r = float_regime(draw, dt) if dt.is_float else None
+    r = float_regime(draw, dt, rc=rc) if dt.is_float else None
     spec = elementwise(draw, rc, ranges={"input1": r, "input2": r} if r else {})
-    add_specials(draw, spec, ("input1", "input2"))
+    add_specials(draw, spec, ("input1", "input2"), rc)
     share_values(draw, spec, 0, 1)  # ties decide which operand (-0 or +0) is returned
     return spec
 
@@ -211,7 +372,20 @@ def maximum_minimum(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 @recipe("INTDIV")
 def intdiv(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    spec = elementwise(draw, rc, ranges={"input2": ValueRange(nonzero=True)})
+    if rc.target == "ties":  # quotients k + 1/2 and just off, of either sign
+        divisor = ValueRange(low=-(2**15), high=2**15, nonzero=True, specials=False)
+        spec = elementwise(draw, rc, ranges={"input2": divisor})
+        b = spec.inputs[1]
+        assert b.values is not None
+        # Even divisors (half of them, the first one always) have quotients at k + 1/2.
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="even divisors"))
+        even = np.asarray(rng.random(b.shape) < 0.5)
+        even.flat[0] = True
+        b.values = np.where(even, 2 * b.values.astype(np.int64), b.values).astype(b.values.dtype)
+        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        rebuild(draw, spec, 1, 0, lambda rng, b: division_ties(rng, b, lo, hi))
+    else:
+        spec = elementwise(draw, rc, ranges={"input2": ValueRange(nonzero=True)})
     # REQUIRE the quotient fits: only INT_MIN / -1 does not.  Divisors of -1 that meet
     # an INT_MIN dividend become -2, so INT_MIN and -1 both still appear elsewhere.
     a, b = spec.inputs[0], spec.inputs[1]
@@ -244,21 +418,48 @@ def _mul_i32_ranges(draw: st.DrawFn, shift: int) -> dict[str, ValueRange]:
     return {"input1": narrow, "input2": wide}
 
 
+# MUL's shift: REQUIRE(0 <= shift <= 63); these are its ends and the i32 boundaries.
+SHIFT_ENDS = (0, 1, 31, 32, 62, 63)
+
+
+def _mul_shift(draw: st.DrawFn, rc: RecipeContext, in_t: DType) -> int:
+    """REQUIRE(in_t == i32_t || shift == 0); i32: an end or any, and for ties one
+    that rounds (most often at most 31, where near-ties can be built too)."""
+    if in_t is not dtypes.I32:
+        return 0
+    if rc.target == "ties":
+        low = st.integers(1, 31)
+        return draw(st.one_of(low, low, st.integers(32, 63)), label="shift")
+    return draw(st.one_of(st.sampled_from(SHIFT_ENDS), st.integers(0, 63)), label="shift")
+
+
 @recipe("MUL")
 def mul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t = rc.dtype("in_t")
-    # REQUIRE(0 <= shift <= 63) and REQUIRE(in_t == i32 || shift == 0).
-    shift = draw(st.integers(0, 63), label="shift") if in_t is dtypes.I32 else 0
+    shift = _mul_shift(draw, rc, in_t)
+    ties = rc.target == "ties" and (in_t.is_float or shift > 0)
     ranges: dict[str, ValueRange] = {"shift": ValueRange(low=shift, high=shift, specials=False)}
-    if in_t is dtypes.I32:
+    if ties:
+        ranges |= {"input1": ValueRange(specials=False), "input2": ValueRange(specials=False)}
+    elif in_t is dtypes.I32:
         ranges |= _mul_i32_ranges(draw, shift)
     elif in_t.is_float:
-        r = float_regime(draw, in_t)
+        r = float_regime(draw, in_t, rc=rc)
         if r is not None:
             ranges |= {"input1": r, "input2": r}
     spec = elementwise(draw, rc, ranges=ranges)
-    if in_t.is_float:
-        add_specials(draw, spec, ("input1", "input2"))
+    a = spec.inputs[0]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="factor values"))
+    if ties and in_t.is_float:  # significands whose product has p + 1 or 2p bits
+        a.values = np.asarray(mul_factors(rng, a.shape, in_t)).astype(in_t.storage)
+        rebuild(draw, spec, 0, 1, lambda rng, x: mul_partner(rng, x, in_t))
+    elif ties:  # products whose low shift bits are 10...0 or one off
+        a.values = np.asarray(shifted_product_factors(rng, a.shape, shift)).astype(in_t.storage)
+        # Each product is built to fit i32 (the REQUIRE): input2 meets one input1 value.
+        make = lambda rng, x: shifted_product_partner(rng, x, shift)  # noqa: E731
+        rebuild(draw, spec, 0, 1, make, full=True)
+    elif in_t.is_float:
+        add_specials(draw, spec, ("input1", "input2"), rc)
     # The shift is an input tensor, but a constant one: a backend may fold it.
     k = next(i for i, t in enumerate(spec.inputs) if t.name == "shift")
     spec.inputs[k] = replace(spec.inputs[k], values=np.array(shift, np.int8), const=True)
@@ -287,17 +488,16 @@ def pow_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         y = spec.inputs[1]
         assert y.values is not None
         y.values = np.round(y.values.astype(np.float64)).astype(y.values.dtype)
-    add_specials(draw, spec, ("input1", "input2"))
+    add_specials(draw, spec, ("input1", "input2"), rc)
     return spec
 
 
-def _table_i16(draw: st.DrawFn, size: int) -> np.ndarray:
+def _table_i16(draw: st.DrawFn, size: int, *, sloped: bool = False) -> np.ndarray:
     """A 513-entry i16 table whose neighbouring entries differ by an i16 (the slope
-    REQUIRE of apply_lookup_s), shaped as real tables are or pushed to the limits."""
-    kind = draw(
-        st.sampled_from(["smooth", "half-range", "walk", "extreme", "constant"]),
-        label="table kind",
-    )
+    REQUIRE of apply_lookup_s), shaped as real tables are or pushed to the limits;
+    ``sloped``: not a constant one."""
+    kinds = ["smooth", "half-range", "walk", "extreme"] + ([] if sloped else ["constant"])
+    kind = draw(st.sampled_from(kinds), label="table kind")
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="table seed"))
     if kind == "smooth":  # a sigmoid-like activation, as TABLE is used for
         x = np.linspace(-8.0, 8.0, size)
@@ -330,7 +530,16 @@ def table(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     if table_t is dtypes.I8:
         values = rc.values(draw, table_t, (size,), label="table")
     else:
-        values = _table_i16(draw, size)
+        values = _table_i16(draw, size, sloped=rc.target == "ties")
+    if rc.target == "ties" and table_t is dtypes.I16:
+        # No rounding in apply_lookup_s (its 16.7 result is exact), but interpolation
+        # fractions at the half (64 of 128) and one off are where one that rounded
+        # would show.
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="fractions"))
+        index = rng.integers(0, size - 1, shape)
+        fraction = np.asarray(64 + rng.integers(-1, 2, shape))
+        fraction.flat[0] = 64
+        x.values = (index * 128 - 32768 + fraction).astype(in_t.storage)
     tab = TensorDraw("table", (size,), table_t, values, const=True)
     return rc.spec_of([x, tab], [TensorDraw("output", shape, out_t)])
 

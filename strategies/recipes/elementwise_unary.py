@@ -19,7 +19,7 @@ from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
-from strategies.recipes.elementwise_binary import add_specials, float_regime
+from strategies.recipes.elementwise_binary import add_specials, float_regime, zero_point
 from strategies.values import ValueRange
 
 RegimeFn = Callable[[DType], list[ValueRange]]
@@ -56,9 +56,9 @@ def _unary(draw: st.DrawFn, rc: RecipeContext, r: ValueRange | None, **attrs: ob
 def float_unary(draw: st.DrawFn, rc: RecipeContext, dt: DType) -> CaseSpec:
     """A float unary case in one of the operator's value regimes."""
     extra = FLOAT_REGIMES.get(rc.name, lambda _: [])(dt)
-    r = float_regime(draw, dt, *extra)
+    r = float_regime(draw, dt, *extra, rc=rc)
     spec = _unary(draw, rc, r)
-    add_specials(draw, spec, (rc.op_spec.inputs[0].name,))
+    add_specials(draw, spec, (rc.op_spec.inputs[0].name,), rc)
     return spec
 
 
@@ -90,10 +90,10 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         return spec
     if dt.name == "i8":
         # The only type with zero points.  In the i32 accumulator no step can overflow
-        # (|x - zp| <= 255) and the result is clipped to i8, so any pair is valid.
-        zp = st.one_of(st.just(0), st.integers(-128, 127))
-        in_zp = draw(zp, label="input1_zp")
-        out_zp = draw(zp, label="output_zp")
+        # (|x - zp| <= 255) and the result is clipped to i8, so any pair is valid; a
+        # zero-point target ("attr:input1_zp=min" ...) picks its class.
+        in_zp = zero_point(draw, rc, "input1_zp", -128, 127)
+        out_zp = zero_point(draw, rc, "output_zp", -128, 127)
         return _unary(draw, rc, None, input1_zp=in_zp, output_zp=out_zp)
     # 0 - x in the i32 accumulator: only INT_MIN overflows (i16 cannot).
     r = ValueRange(low=int(dt.min) + 1) if dt.bits == 32 else None  # type: ignore[arg-type]

@@ -34,6 +34,8 @@ from reference.ops.image import (
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.elementwise_binary import add_specials, aimed
+from strategies.ties import ulp
 
 NEAREST, BILINEAR = "NEAREST_NEIGHBOR", "BILINEAR"
 MAX_N = 1 << 11  # ERROR_IF(scale_n > (1 << 11))
@@ -132,10 +134,13 @@ def _scale(draw: st.DrawFn, max_scale: int, label: str) -> tuple[int, int]:
 
 
 @st.composite
-def _axis(draw: st.DrawFn, rc: RecipeContext, cap: int, label: str) -> Axis:
+def _axis(draw: st.DrawFn, rc: RecipeContext, cap: int, label: str, least: int = 1) -> Axis:
+    """An axis with input size at most ``cap`` (and at least ``least`` where the drawn
+    scale lets the output stay within ``cap``)."""
     n, d = draw(_scale(int(rc.level["MAX_SCALE"]), label))
     # (in - 1) * n <= (cap - 1) * d keeps the output within cap with offset 0.
-    in_size = draw(st.integers(1, min(cap, (cap - 1) * d // n + 1)), label=f"{label} in")
+    top = min(cap, (cap - 1) * d // n + 1)
+    in_size = draw(st.integers(min(least, top), top), label=f"{label} in")
     ob = draw(_offset_border(in_size, n, d, cap, label))
     assert ob is not None  # offset 0 always fits: border -((in - 1) * n mod d)
     return Axis(in_size, n, d, *ob)
@@ -156,13 +161,120 @@ def _build(
 
 
 def _mode(draw: st.DrawFn, rc: RecipeContext) -> str:
-    """The integer rows name their mode; the floating-point rows serve both."""
+    """The integer rows name their mode; the floating-point rows serve both (an
+    "attr:mode=..." target picks one, by its tosa.xml name or the pseudocode's
+    NEAREST)."""
     row = rc.mode.mode.lower()
     if "bilinear" in row:
         return BILINEAR
     if "nearest" in row:
         return NEAREST
+    aimed_at = aimed(rc, "mode")
+    if aimed_at in (NEAREST, "NEAREST", BILINEAR):
+        return BILINEAR if aimed_at == BILINEAR else NEAREST
     return draw(st.sampled_from([NEAREST, BILINEAR]), label="mode")
+
+
+def _fits(n: int, d: int, max_scale: int) -> bool:
+    """The scale ERROR_IFs and the level's MAX_SCALE."""
+    return 1 <= n <= MAX_N and 1 <= d < 16 * n and n <= max_scale * d
+
+
+def _with_parity(n: int, d: int, odd: bool, max_scale: int) -> tuple[int, int]:
+    """(n, d) with n of the wanted parity (odd ones at least 3), moved by one or two
+    where the limits allow, else a unit scale of that parity."""
+    for k in (n, n + 1, n - 1, n + 2):
+        if k % 2 == int(odd) and (k >= 3 or not odd) and _fits(k, d, max_scale):
+            return k, d
+    return (3, 3) if odd else (2, 2)
+
+
+@st.composite
+def _hit_axis(
+    draw: st.DrawFn, n: int, d: int, r: int, span: int, cap: int, label: str
+) -> Axis | None:
+    """An axis of scale n / d whose output rows hit, ``span`` of them in a row (d = n
+    + 1 steps r by one), remainder r between two distinct input rows: an input of two
+    rows or more, an offset solved for a hit at one of the first output rows
+    (negative where a later row is hit), a border keeping those rows.  None where
+    the scale leaves no such offset within the output cap."""
+    in_size = draw(
+        st.integers(span + 1, max(span + 1, min(cap, (cap - 1) * d // n + 1))), label=f"{label} in"
+    )
+    choices = [
+        (hit, off)
+        for hit in range(4)
+        for off in (r - hit * d + i * n for i in range(in_size - span))
+        if -n <= off < 16 * n
+    ]
+    for _ in range(len(choices)):
+        k = draw(st.integers(0, len(choices) - 1), label=f"{label} offset")
+        hit, off = choices.pop(k)
+        base = (in_size - 1) * n - off
+        last = (hit + span - 1) * d  # the numerator that keeps the last hit row
+        keep = [b for b in _borders(in_size, n, d, off, cap) if base + b >= last]
+        if keep:
+            border = keep[draw(st.integers(0, len(keep) - 1), label=f"{label} border")]
+            return Axis(in_size, n, d, off, border)
+    return None
+
+
+@st.composite
+def _tie_axis(draw: st.DrawFn, rc: RecipeContext, cap: int, label: str, odd: bool) -> Axis:
+    """An axis on which some output row samples half-way between two distinct input
+    rows (n even, 2 * r == n) or one step of the position grid off that (n odd,
+    2 * r == n +- 1): the scale drawn as usual (up, down, unit, non-integer ratios)
+    and moved to the parity, else a unit scale of that parity."""
+    max_scale = int(rc.level["MAX_SCALE"])
+    n, d = _with_parity(*draw(_scale(max_scale, label)), odd, max_scale)
+    for nn, dd in ((n, d), (3, 3) if odd else (2, 2)):
+        r = nn // 2 + (draw(st.sampled_from([0, 1]), label=f"{label} above") if odd else 0)
+        axis = draw(_hit_axis(nn, dd, r, 1, cap, label))
+        if axis is not None:
+            return axis
+    raise AssertionError("a unit scale always has a half-way row")  # pragma: no cover
+
+
+@st.composite
+def _dyadic_axis(draw: st.DrawFn, rc: RecipeContext, cap: int) -> Axis:
+    """An axis whose scale_n is a power of two: every dy = ry / scale_n is dyadic."""
+    n = 1 << draw(st.integers(0, 11), label="y: log2 scale_n")
+    d = draw(st.integers(max(1, -(-n // int(rc.level["MAX_SCALE"]))), 4 * n), label="y: d")
+    in_size = draw(st.integers(1, min(cap, (cap - 1) * d // n + 1)), label="y: in")
+    ob = draw(_offset_border(in_size, n, d, cap, "y"))
+    assert ob is not None  # offset 0 always fits
+    return Axis(in_size, n, d, *ob)
+
+
+def _bilinear_ties(draw: st.DrawFn, shape: tuple[int, ...], dt: dtypes.DType) -> np.ndarray:
+    """Input rows all alike and neighbouring columns one ulp apart: where dx is 1/2
+    (and dy dyadic, so that fp64 holds every weight and product) the interpolated
+    value is exactly half-way between two neighbours of the type."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="tie values"))
+    n, _, w, c = shape
+    base = rng.standard_normal((n, 1, 1, c)).astype(dt.storage).astype(np.float64)
+    base = np.where(base == 0, 1.0, base)
+    step = ulp(base, dt) * (np.arange(w) % 2)[None, None, :, None]
+    return np.broadcast_to(base + step, shape).astype(dt.storage)
+
+
+@st.composite
+def _tie_case(draw: st.DrawFn, rc: RecipeContext, cap: int, mode: str) -> tuple[Axis, Axis]:
+    """Axes for the "ties" target.  NEAREST_NEIGHBOR (and integer BILINEAR, which is
+    exact): one axis with half-way rows, the other one step off.  Float BILINEAR (see
+    _bilinear_ties): a power-of-two scale_y_n (dyadic dy), and columns at dx = 1/2;
+    for fp16 and bf16 also at dx = 1/2 +- 1/n with n = 2**p (p the precision), whose
+    values are an ulp * 2**-p off the tie, three columns in a row (d = n + 1)."""
+    out_t = rc.dtype("out_t")
+    if mode == BILINEAR and out_t.is_float:
+        y = draw(_dyadic_axis(rc, cap))
+        assert out_t.normal_frac is not None
+        n = 2 << out_t.normal_frac
+        near = n <= MAX_N and draw(st.booleans(), label="x: columns just off the half")
+        x = draw(_hit_axis(n, n + 1, n // 2 - 1, 3, cap, "x")) if near else None
+        return y, x or draw(_tie_axis(rc, cap, "x", False))
+    odd_y = draw(st.booleans(), label="y one step off")
+    return draw(_tie_axis(rc, cap, "y", odd_y)), draw(_tie_axis(rc, cap, "x", not odd_y))
 
 
 @recipe("RESIZE")
@@ -173,10 +285,21 @@ def resize(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     channels = draw(st.integers(1, 8), label="C")
     # Both the input and the output hold N * size_y * size_x * C <= the budget.
     cap = max(2, min(rc.budget.max_dim, math.isqrt(rc.budget.max_elements // (batch * channels))))
-    y = draw(_axis(rc, cap, "y"))
-    x_axis = draw(_axis(rc, cap, "x"))
-    x = rc.tensor(draw, "input", in_t, (batch, y.in_size, x_axis.in_size, channels))
-    return _build(rc, x, y, x_axis, mode, out_t)
+    # A large case asks the input for min_elements: each axis at least the square root.
+    least = math.isqrt(-(-rc.budget.min_elements // (batch * channels)) - 1) + 1
+    if rc.target == "ties":
+        y, x_axis = draw(_tie_case(rc, cap, mode))
+    else:
+        y = draw(_axis(rc, cap, "y", least))
+        x_axis = draw(_axis(rc, cap, "x", least))
+    shape = (batch, y.in_size, x_axis.in_size, channels)
+    x = rc.tensor(draw, "input", in_t, shape)
+    if rc.target == "ties" and mode == BILINEAR and in_t.is_float:
+        x = replace(x, values=_bilinear_ties(draw, shape, in_t))
+    spec = _build(rc, x, y, x_axis, mode, out_t)
+    if in_t.is_float and rc.target != "ties":  # no REQUIRE on values: NaN, inf, -0 too
+        add_specials(draw, spec, ("input",), rc)
+    return spec
 
 
 # -- reading a drawn case back ----------------------------------------------------------

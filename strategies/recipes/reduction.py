@@ -6,6 +6,12 @@ operator so that the result stays valid *and* says something: the integer sum ke
 every running sum in range, the product keeps its bulk away from overflow and
 underflow (special values still turn single rows into inf, 0 or NaN), and the
 boolean reductions see rows that are all true or all false, not only random ones.
+
+A floating-point REDUCE_SUM is a dot product with a vector of ones (KS = the reduced
+axis, one dot product per output): its shape is drawn around an aimed KS and number
+of outputs (strategies.recipes.data_sets), at least MIN_DOT_PRODUCTS outputs where
+the rank range and budget allow, and its values come from an Appendix A data set or
+are free values with every special value placed (S = -1).
 """
 
 from __future__ import annotations
@@ -22,6 +28,13 @@ from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.data_layout import bad_axis, other_rank, scalar_breaker, set_tensor
+from strategies.recipes.data_sets import (
+    data_set,
+    dot_aim,
+    least_outputs,
+    place_specials,
+    sizes_with_product,
+)
 from strategies.shapes import shapes
 from strategies.values import ValueRange, special_values
 
@@ -33,7 +46,6 @@ REDUCTIONS = (
     "REDUCE_PRODUCT",
     "REDUCE_SUM",
 )
-DATA_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values, else an Appendix A test set
 
 
 def _boolean_values(
@@ -77,6 +89,33 @@ def _product_values(draw: st.DrawFn, dt: DType, shape: tuple[int, ...], length: 
     return arr
 
 
+def _sum_shape(draw: st.DrawFn, rc: RecipeContext) -> tuple[tuple[int, ...], int]:
+    """(shape, axis) of a floating-point REDUCE_SUM: KS = shape[axis] near the aimed
+    KS, and the other dimensions' product (the outputs) near the aimed count, with
+    outputs * KS within the budget.  Rank 2 at least where the range allows (rank 1
+    has a single output)."""
+    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
+    lo, hi = rc.rank_range("input")
+    aim = dot_aim(draw, rc, True, max(1, budget // least_outputs(rc, True)))
+    ks = aim.ks_goal
+    if aim.inputs:  # "large": a KS long enough for the inputs within the outputs' cap
+        ks = min(max(1, budget // aim.outputs), max(ks, -(-aim.inputs // aim.outputs_cap)))
+    high = max(1, min(budget // ks, aim.outputs_cap))
+    low = min(high, max(aim.outputs, -(-aim.inputs // ks)))
+    r_lo = min(max(lo, 2), hi)
+    if high < 2 * low and r_lo == 2:  # a tight range: one other dimension meets it exactly
+        hi = 2
+    rank = draw(st.integers(r_lo, hi), label="input shape: rank")
+    axis = draw(st.integers(0, rank - 1), label="axis")
+    if rank == 1:
+        return (ks,), 0
+    count = rank - 1
+    # Dimensions up to max_dim, unless so few of them cannot hold the outputs.
+    cap = max_dim if max_dim**count >= 2 * low else high
+    others = sizes_with_product(draw, [cap] * count, low, high, aim.outputs_goal, "outputs")
+    return (*others[:axis], ks, *others[axis:]), axis
+
+
 def _sum_values(
     draw: st.DrawFn, rc: RecipeContext, dt: DType, shape: tuple[int, ...], axis: int
 ) -> tuple[np.ndarray, int]:
@@ -88,28 +127,32 @@ def _sum_values(
         bound = int(dt.max) // length  # type: ignore[arg-type]
         r = None if length == 1 else ValueRange(low=-bound, high=bound)
         return rc.values(draw, dt, shape, r, label="input"), -1
-    data_set = rc.data_set
-    if data_set is None:
-        data_set = draw(st.sampled_from(DATA_SETS), label="data set")
-    if data_set < 0:
-        return rc.values(draw, dt, shape, label="input"), -1
+    s = data_set(draw, rc, dt)
+    if s < 0:
+        # The rule takes local_bound true for REDUCE_SUM: a special value leaves only
+        # its own output without an accuracy limit.
+        values = rc.values(draw, dt, shape, label="input")
+        return place_specials(draw, dt, values, "input"), -1
     values = dataset_inputs(
         "REDUCE_SUM",
-        data_set,
+        s,
         {"input": shape},
         {"input": dt},
         acc_dtype=rc.dtype("acc_t"),
         attrs={"axis": axis},
     )
-    return values["input"], data_set
+    return values["input"], s
 
 
 @recipe(*REDUCTIONS)
 def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    lo, hi = rc.rank_range("input")
-    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
-    axis = draw(st.integers(0, len(shape1) - 1), label="axis")
+    if rc.name == "REDUCE_SUM" and dt.is_float:
+        shape1, axis = _sum_shape(draw, rc)
+    else:
+        lo, hi = rc.rank_range("input")
+        shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+        axis = draw(st.integers(0, len(shape1) - 1), label="axis")
     out_shape = tuple(1 if i == axis else d for i, d in enumerate(shape1))
     data_set = -1
     if dt.kind == "bool":

@@ -54,7 +54,8 @@ def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     n, k, c = draw(shapes(3, 3, rc.budget, label="values_in [N,K,C]"))
     # At most K distinct positions per batch: W <= K, and N*W*C fits as N*K*C does.
-    w = draw(st.integers(1, k), label="W")
+    # A large case writes every row (W = K): both inputs then are full size.
+    w = k if rc.target == "large" else draw(st.integers(1, k), label="W")
     rng = _rng(draw)
     indices = np.stack([rng.permutation(k)[:w] for _ in range(n)])
     inputs = [

@@ -1,29 +1,27 @@
 """Recipes and breakers for the dot-product operators with weights: CONV2D, CONV3D,
 DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, FULLY_CONNECTED and MATMUL.
 
-Geometry is drawn so that every size ERROR_IF holds exactly.  A convolution axis
-draws kernel, dilation, stride, two pads (sometimes beyond what the kernel needs) and
-the output size, and the input size follows as ``(O - 1) * stride + (K - 1) * dilation
-+ 1 - pads`` (idiv_check divides evenly); a transposed axis draws kernel, stride, the
-out_pads (negative ones crop, down to 1 - K) and the input size, and the output
-follows from the formula.  Input, weight and output each stay within the element
-budget.
+Geometry (strategies.recipes.conv_geometry for the convolutions) is drawn so that
+every size ERROR_IF holds exactly and every tensor stays within the element budget,
+around a drawn number of outputs and KS (strategies.recipes.data_sets): at least
+MIN_DOT_PRODUCTS outputs for every floating-point case, whatever its data set, where
+the budget holds them.
 
 Integer values keep every running sum inside the accumulator by construction: the
 largest |value - zero point| of each operand times KS bounds every running sum, and
-the bias is drawn so that adding it cannot leave out_t either.  Float modes take
-their inputs from an Appendix A data set when one is asked for (or drawn), with at
-least MIN_DOT_PRODUCTS outputs for the statistical sets 3..5, else free values with
-every special value (floats have no REQUIRE: inf and NaN results are valid).
+the bias is drawn so that adding it cannot leave out_t either.  Now and then some
+output channels get all their weights at the weight zero point, so that their
+products are 0 and their bias may take any value of out_t, its extremes included.
+Float modes take their inputs from the Appendix A data set asked for (or drawn), or
+free values (S = -1) with every special value placed (floats have no REQUIRE: inf
+and NaN results are valid).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -31,281 +29,39 @@ from hypothesis import strategies as st
 
 from conformance.dtypes import I8, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
-from reference.compliance import MIN_DOT_PRODUCTS
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_conv import ACC_TYPES
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.conv_geometry import conv_geometry, kernel_channels_cap
 from strategies.recipes.data_layout import find, reshaped, set_tensor
+from strategies.recipes.data_sets import (
+    DotAim,
+    data_set,
+    dot_aim,
+    least_outputs,
+    local_bound,
+    near,
+    place_specials,
+    unit,
+    zero_point,
+)
 from strategies.values import ValueRange
 
 CONVS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")  # forward convolutions
 ACC_OPS = (*CONVS, "TRANSPOSE_CONV2D")  # the operators with acc_type and local_bound
 BIASED = (*ACC_OPS, "FULLY_CONNECTED")
-DATA_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values, else an Appendix A test set
-STATISTICAL_SETS = (3, 4, 5)  # checked only with MIN_DOT_PRODUCTS outputs or more
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-
-
-# -- geometry ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One spatial axis; pads are out_pads for TRANSPOSE_CONV2D (dilation 1)."""
-
-    size_in: int
-    size_out: int
-    kernel: int
-    stride: int = 1
-    dilation: int = 1
-    pad_before: int = 0  # pad_top / pad_left / pad_d0, or out_pad_top / out_pad_left
-    pad_after: int = 0
-
-
+# Output channels (MATMUL: columns) a case needs before its weights get infinities and
+# extremes: each one leaves its channel's outputs without an accuracy limit.
+SPECIAL_CHANNELS = 8
 _THREE = st.integers(0, 2)
-_DATA_SET = st.sampled_from(DATA_SETS)
-# Axis orders as one drawn index (st.permutations costs a draw per swap).
-_ORDERS = {r: list(itertools.permutations(range(r))) for r in (2, 3)}
-# i8 zero points: any value, the extremes and the neighbours of 0 often.
-_ZP_I8 = st.one_of(st.sampled_from([-128, -127, -1, 1, 126, 127]), st.integers(-128, 127))
-
-
-def _size(draw: st.DrawFn, cap: int, small: int, label: str) -> int:
-    """A size in 1..cap, half the time in 1..small (the sizes networks use).  Built
-    from cached strategies: a new one_of per draw costs Hypothesis a validation."""
-    cap = max(1, cap)
-    if small < cap and draw(st.booleans(), label=f"{label}: small"):
-        cap = max(1, small)
-    return draw(st.integers(1, cap), label=label)
-
-
-def _stride(draw: st.DrawFn, k: int, cap: int, label: str) -> int:
-    """1, the kernel size (the common networks' choices), or any stride up to cap."""
-    cap = max(1, cap)
-    kind = draw(_THREE, label=f"{label}: stride kind")
-    if kind == 0:
-        return 1
-    if kind == 1:
-        return min(k, cap)
-    return draw(st.integers(1, cap), label=f"{label}: stride")
-
-
-def _share(room: int, left: int, cap: int) -> int:
-    """A per-axis cap: about the left-th root of what remains, doubled (as
-    strategies.shapes does, so that later axes still get sizes above 1)."""
-    return max(1, min(cap, room, round(room ** (1.0 / left)) * 2))
-
-
-def conv_axis(
-    draw: st.DrawFn,
-    room: int,
-    out_cap: int,
-    kernel_cap: int,
-    stride_cap: int,
-    max_kernel: int,
-    label: str,
-) -> Axis:
-    """A forward-convolution axis with input at most ``room`` and output at most
-    ``out_cap``; ``max_kernel`` is the level's bound on dilation * K and the pads."""
-    room, out_cap = max(1, room), max(1, out_cap)
-    k_cap = max(1, min(kernel_cap, room, max_kernel))
-    k = _size(draw, k_cap, 3, f"{label}: kernel")
-    # The dilated extent stays within the room (padding may still make it exceed the
-    # input); with K = 1 the dilation is irrelevant but still drawn.
-    d_cap = (room - 1) // (k - 1) if k > 1 else 4
-    d_cap = max(1, min(d_cap, max_kernel // k))
-    d = 1
-    if not draw(st.booleans(), label=f"{label}: dilation 1"):
-        d = _size(draw, d_cap, 4, f"{label}: dilation")
-    extent = (k - 1) * d + 1
-    s = _stride(draw, k, min(stride_cap, room), label)
-    # Pads beyond extent - 1 leave outputs that read only padding: valid, as long as
-    # the input keeps a size of 1 or more and the output fits out_cap.
-    wide = draw(st.booleans(), label=f"{label}: pads beyond the kernel's need")
-    p_top = extent + 2 if wide else extent - 1
-    total_cap = min(2 * max_kernel, extent - 1 + (out_cap - 1) * s)
-    p0 = draw(st.integers(0, max(0, min(p_top, max_kernel, total_cap))), label=f"{label}: pad 0")
-    p1_cap = max(0, min(p_top, max_kernel, total_cap - p0))
-    p1 = draw(st.integers(0, p1_cap), label=f"{label}: pad 1")
-    o_lo = 1 + max(0, -(-(p0 + p1 - extent + 1) // s))
-    o_hi = max(o_lo, min(out_cap, 1 + (room - extent + p0 + p1) // s))
-    o = draw(st.integers(o_lo, o_hi), label=f"{label}: output size")
-    return Axis((o - 1) * s + extent - p0 - p1, o, k, s, d, p0, p1)
-
-
-def transpose_axis(
-    draw: st.DrawFn,
-    room: int,
-    out_cap: int,
-    kernel_cap: int,
-    stride_cap: int,
-    max_kernel: int,
-    label: str,
-) -> Axis:
-    """A transposed-convolution axis: O = (I - 1) * stride + out_pads + K, out_pads
-    above -K (negative ones crop the output), I <= room, O <= out_cap."""
-    room, out_cap = max(1, room), max(1, out_cap)
-    k_cap = max(1, min(kernel_cap, max_kernel))
-    k = _size(draw, k_cap, 3, f"{label}: kernel")
-    s = _stride(draw, k, min(stride_cap, out_cap), label)
-    p_top = min(max_kernel, (0, 2, k)[draw(_THREE, label=f"{label}: out_pad top")])
-    # pt + pb + K <= out_cap keeps a one-element input within out_cap.
-    pt = draw(st.integers(1 - k, min(p_top, out_cap - 1)), label=f"{label}: out_pad 0")
-    pb = draw(st.integers(1 - k, min(p_top, out_cap - k - pt)), label=f"{label}: out_pad 1")
-    base = pt + pb + k  # the output of a one-element input
-    i_lo = 1 if base >= 1 else 1 - (-(1 - base) // s)
-    i_hi = min(room, 1 + (out_cap - base) // s)
-    if i_lo > i_hi:  # cropping needs more input than the room has: crop less
-        pb = 1 - k - pt
-        base, i_lo, i_hi = 1, 1, min(room, 1 + (out_cap - 1) // s)
-    i = draw(st.integers(i_lo, i_hi), label=f"{label}: input size")
-    return Axis(i, (i - 1) * s + base, k, s, 1, pt, pb)
-
-
-def _spatial_axes(
-    draw: st.DrawFn, rc: RecipeContext, rank: int, n: int, in_ch: int, out_ch: int
-) -> list[Axis]:
-    """``rank`` axes such that N * prod(I) * in_ch, N * prod(O) * out_ch and prod(K) *
-    in_ch stay within the budget (out channels beyond out_ch are drawn later)."""
-    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
-    max_kernel, max_stride = rc.level["MAX_KERNEL"], rc.level["MAX_STRIDE"]
-    in_room = max(1, budget // (n * in_ch))
-    out_room = max(1, budget // (n * out_ch))
-    k_room = max(1, budget // in_ch)
-    orders = _ORDERS[rank]
-    order = orders[draw(st.integers(0, len(orders) - 1), label="axis order")]
-    axis_fn = transpose_axis if rc.name == "TRANSPOSE_CONV2D" else conv_axis
-    axes: dict[int, Axis] = {}
-    for pos, j in enumerate(order):
-        left = rank - pos
-        a = axis_fn(
-            draw,
-            _share(in_room, left, max_dim),
-            _share(out_room, left, max_dim),
-            _share(k_room, left, max_dim),
-            max_stride,
-            max_kernel,
-            f"axis {j}",
-        )
-        in_room = max(1, in_room // a.size_in)
-        out_room = max(1, out_room // a.size_out)
-        k_room = max(1, k_room // a.kernel)
-        axes[j] = a
-    return [axes[j] for j in range(rank)]
-
-
-@lru_cache(maxsize=65536)
-def _product_exists(count: int, lo: int, hi: int, cap: int) -> bool:
-    """Is there a product of ``count`` integers in 1..cap within [lo, hi]?"""
-    lo = max(lo, 1)
-    if lo > hi:
-        return False
-    if count == 0:
-        return lo == 1
-    if cap**count < lo:
-        return False
-    return any(
-        _product_exists(count - 1, -(-lo // d), hi // d, cap) for d in range(1, min(cap, hi) + 1)
-    )
-
-
-def _dims_with_product(
-    draw: st.DrawFn, count: int, lo: int, hi: int, cap: int, label: str
-) -> list[int]:
-    """``count`` sizes in 1..cap whose product is in [lo, hi] (one must exist)."""
-    dims = []
-    for j in range(count):
-        left = count - j - 1
-        options = [
-            d
-            for d in range(1, min(cap, hi) + 1)
-            if _product_exists(left, -(-lo // d), hi // d, cap)
-        ]
-        d = draw(st.sampled_from(options), label=f"{label}: size {j}")
-        dims.append(d)
-        lo, hi = -(-lo // d), hi // d
-    return dims
-
-
-@dataclass(frozen=True)
-class ConvGeometry:
-    n: int
-    axes: list[Axis]
-    channels: int  # IC, or C for DEPTHWISE_CONV2D
-    out_channels: int  # OC, or M for DEPTHWISE_CONV2D
-
-
-def _conv_geometry(draw: st.DrawFn, rc: RecipeContext, rank: int) -> ConvGeometry:
-    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
-    depthwise = rc.name == "DEPTHWISE_CONV2D"
-    n = _size(draw, min(max_dim, 8, budget), 2, "N")
-    ch = _size(draw, min(max_dim, budget // n), 4, "IC")
-    axes = _spatial_axes(draw, rc, rank, n, ch, ch if depthwise else 1)
-    outs = math.prod(a.size_out for a in axes)
-    ks = math.prod(a.kernel for a in axes)
-    # OC (M): the output N*O*OC (N*O*C*M) and the weight OC*K*IC (K*C*M) in the budget.
-    per_out = n * outs * (ch if depthwise else 1)
-    m_cap = max(1, min(max_dim, budget // per_out, budget // (ks * ch)))
-    m = _size(draw, m_cap, 4, "OC")
-    return ConvGeometry(n, axes, ch, m)
-
-
-def _many_conv_geometry(draw: st.DrawFn, rc: RecipeContext, rank: int) -> ConvGeometry | None:
-    """Stride 1, 'same' padding and kernels up to 3: O = I, with N * prod(O) * OC of at
-    least MIN_DOT_PRODUCTS; None when the budget cannot hold that many outputs."""
-    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
-    depthwise = rc.name == "DEPTHWISE_CONV2D"
-    k_cap = max(1, min(3, rc.level["MAX_KERNEL"]))
-    kernel = [draw(st.integers(1, k_cap), label=f"axis {j}: kernel") for j in range(rank)]
-    ks = math.prod(kernel)
-    ch = draw(st.integers(1, 4), label="IC")
-
-    def bounds(m: int) -> tuple[int, int]:
-        out_ch = ch * m if depthwise else m
-        return -(-MIN_DOT_PRODUCTS // out_ch), budget // max(ch, out_ch)
-
-    options = [
-        m
-        for m in range(1, max_dim + 1)
-        if ks * ch * m <= budget and _product_exists(rank + 1, *bounds(m), max_dim)
-    ]
-    if not options:
-        return None
-    m = draw(st.sampled_from(options), label="OC")
-    *sizes, n = _dims_with_product(draw, rank + 1, *bounds(m), max_dim, "spatial sizes, N")
-    axes = []
-    for j, (k, size) in enumerate(zip(kernel, sizes, strict=True)):
-        if rc.name == "TRANSPOSE_CONV2D":  # out_pads adding up to 1 - K: O = I
-            p0 = draw(st.integers(1 - k, 0), label=f"axis {j}: out_pad 0")
-            axes.append(Axis(size, size, k, 1, 1, p0, 1 - k - p0))
-        else:  # pads adding up to K - 1: O = I
-            p0 = draw(st.integers(0, k - 1), label=f"axis {j}: pad 0")
-            axes.append(Axis(size, size, k, 1, 1, p0, k - 1 - p0))
-    return ConvGeometry(n, axes, ch, m)
+_FOUR = st.integers(0, 3)
 
 
 # -- values --------------------------------------------------------------------------------
-
-
-def _data_set(draw: st.DrawFn, rc: RecipeContext, dt: DType) -> int:
-    """The Appendix A set asked for, else one drawn (-1: free values); integer modes
-    have none."""
-    if not dt.is_float:
-        return -1
-    if rc.data_set is not None:
-        return rc.data_set
-    return draw(_DATA_SET, label="data set")
-
-
-def _zero_point(draw: st.DrawFn, rc: RecipeContext, dt: DType, label: str) -> int | float:
-    """Any i8 value for i8 operands (drawn as a one-element tensor: rank-0 draws do
-    not always get the extremes); 0 for every other type."""
-    if dt is I8:
-        return draw(_ZP_I8, label=label)
-    return 0.0 if dt.is_float else 0
 
 
 def _max_deviation(dt: DType, zp: int) -> int:
@@ -355,6 +111,16 @@ class Operand:
     zp: int | float = 0
 
 
+def _channel_view(op: str, w: np.ndarray) -> np.ndarray:
+    """The weights as [output channel, taps]: OC leads the convolutions' and
+    FULLY_CONNECTED's weights; DEPTHWISE_CONV2D's output channel c * M + m is the
+    weight column [:, :, c, m]."""
+    if op == "DEPTHWISE_CONV2D":
+        kh, kw, c, m = w.shape
+        return w.reshape(kh * kw, c * m).T
+    return w.reshape(w.shape[0], -1)
+
+
 def _int_values(
     draw: st.DrawFn,
     rc: RecipeContext,
@@ -369,52 +135,91 @@ def _int_values(
     dx, dw = _deviation_caps(x.dtype, x_zp, w.dtype, w_zp, ks, acc)
     xv = _int_operand(draw, rc, x.dtype, x.shape, x_zp, dx, x.name)
     wv = _int_operand(draw, rc, w.dtype, w.shape, w_zp, dw, w.name)
-    # Now and then every data value sits at its zero point: all products are 0, so
-    # the bias may take any value of out_t, its extremes included.
-    if draw(st.integers(0, 5), label="data at its zero point") == 0:
-        xv = np.full(x.shape, x_zp, x.dtype.storage)
     out = {x.name: xv, w.name: wv}
-    if bias is not None:
-        worst = ks * _max_abs(xv.astype(np.int64) - x_zp) * _max_abs(wv.astype(np.int64) - w_zp)
-        dt = bias.dtype
-        r = None if worst == 0 else ValueRange(low=int(dt.min) + worst, high=int(dt.max) - worst)  # type: ignore[arg-type]
-        out[bias.name] = rc.values(draw, dt, bias.shape, r, label=bias.name)
+    if bias is None:
+        return out
+    worst = ks * _max_abs(xv.astype(np.int64) - x_zp) * _max_abs(wv.astype(np.int64) - w_zp)
+    dt = bias.dtype
+    r = None if worst == 0 else ValueRange(low=int(dt.min) + worst, high=int(dt.max) - worst)  # type: ignore[arg-type]
+    bv = rc.values(draw, dt, bias.shape, r, label=bias.name)
+    rows = _channel_view(rc.name, wv)
+    # Some output channels with every weight at weight_zp (a pruned channel): their
+    # products are all 0, so their bias may take any value of out_t.  Never all of
+    # them, so the case still computes dot products.
+    if bias.shape[0] == rows.shape[0] >= 2 and draw(_FOUR, label="pruned channels") == 0:
+        count = draw(st.integers(1, rows.shape[0] // 2), label="pruned channel count")
+        seed = draw(st.integers(0, 2**32 - 1), label="pruned channels: which")
+        pruned = np.random.default_rng(seed).choice(rows.shape[0], size=count, replace=False)
+        rows = rows.copy()
+        rows[pruned] = w_zp
+        wv = _from_channels(rc.name, rows, wv.shape)
+        full = rc.values(draw, dt, bias.shape, label=f"{bias.name}: pruned channels")
+        bv = bv.copy()
+        bv[pruned] = full[pruned]
+        out[w.name] = wv
+    out[bias.name] = bv
     return out
 
 
+def _from_channels(op: str, rows: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if op == "DEPTHWISE_CONV2D":
+        return np.ascontiguousarray(rows.T.reshape(shape))
+    return np.ascontiguousarray(rows.reshape(shape))
+
+
 def _float_values(
-    draw: st.DrawFn, rc: RecipeContext, operands: Sequence[Operand]
+    draw: st.DrawFn,
+    rc: RecipeContext,
+    operands: Sequence[Operand],
+    data_peak: bool,
+    channels: int,
 ) -> dict[str, np.ndarray]:
-    """Small values with every special value, the whole finite range (products
-    overflow to inf: still valid), or the unit range (sums stay well inside)."""
+    """Free values (S = -1): small values, the unit range (sums stay well inside), or
+    the whole finite range (products overflow to inf: still valid), with every
+    special value placed in the data; the weights get them too when there are
+    SPECIAL_CHANNELS output channels or more.  Where the rule takes the data's
+    largest magnitude for every output (``data_peak``: local_bound false), the data
+    gets only the specials that cannot raise it (+-0, subnormals, the smallest
+    normals, NaN): an infinity there would leave no output with an accuracy limit."""
     top = float(operands[0].dtype.normal_max)  # type: ignore[arg-type]
-    regimes = [None, ValueRange(-top, top), ValueRange(-1.0, 1.0)]
-    r = regimes[draw(_THREE, label="value regime")]
-    return {o.name: rc.values(draw, o.dtype, o.shape, r, label=o.name) for o in operands}
+    regimes = [None, None, ValueRange(-1.0, 1.0), ValueRange(-top, top)]
+    r = regimes[draw(_FOUR, label="value regime")]
+    out = {o.name: rc.values(draw, o.dtype, o.shape, r, label=o.name) for o in operands}
+    data, weight = operands[0], operands[1]
+    out[data.name] = place_specials(
+        draw, data.dtype, out[data.name], data.name, peak_safe=data_peak
+    )
+    out[weight.name] = place_specials(
+        draw, weight.dtype, out[weight.name], weight.name, peak_safe=channels < SPECIAL_CHANNELS
+    )
+    return out
 
 
 def _values(
     draw: st.DrawFn,
     rc: RecipeContext,
-    data_set: int,
-    x: Operand,
-    w: Operand,
-    bias: Operand | None,
+    s: int,
+    operands: Sequence[Operand],
     ks: int,
     acc: DType,
+    *,
+    data_peak: bool = False,
+    channels: int = 1,
 ) -> dict[str, np.ndarray]:
-    operands = [x, w] if bias is None else [x, w, bias]
-    if data_set >= 0:
+    """Inputs of data set ``s``: Appendix A's, free floats, or integers that fit."""
+    x, w = operands[0], operands[1]
+    if s >= 0:
         return dataset_inputs(
             rc.name,
-            data_set,
+            s,
             {o.name: o.shape for o in operands},
             {o.name: o.dtype for o in operands},
             acc_dtype=acc,
             out_dtype=rc.dtype("out_t"),
         )
     if x.dtype.is_float:
-        return _float_values(draw, rc, operands)
+        return _float_values(draw, rc, operands, data_peak, channels)
+    bias = operands[2] if len(operands) > 2 else None
     return _int_values(draw, rc, x, w, bias, ks, acc)
 
 
@@ -430,10 +235,8 @@ def _tensors(
     ]
 
 
-def _local_bound(draw: st.DrawFn, attributes: dict[str, Any]) -> None:
-    local_bound = (None, False, True)[draw(_THREE, label="local_bound")]
-    if local_bound is not None:  # absent: the default, false
-        attributes["local_bound"] = local_bound
+def _aim(draw: st.DrawFn, rc: RecipeContext, dt: DType, ks_cap: int) -> DotAim:
+    return dot_aim(draw, rc, dt.is_float, ks_cap)
 
 
 # -- CONV2D, CONV3D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D ------------------------------------
@@ -443,13 +246,9 @@ def _local_bound(draw: st.DrawFn, attributes: dict[str, Any]) -> None:
 def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, w_t, out_t, acc = (rc.dtype(v) for v in ("in_t", "weight_t", "out_t", "acc_t"))
     rank = 3 if rc.name == "CONV3D" else 2
-    data_set = _data_set(draw, rc, in_t)
-    geometry = None
-    if data_set in STATISTICAL_SETS:
-        geometry = _many_conv_geometry(draw, rc, rank)
-    if geometry is None:
-        geometry = _conv_geometry(draw, rc, rank)
-    g = geometry
+    s = data_set(draw, rc, in_t)
+    ks_cap = kernel_channels_cap(rc, least_outputs(rc, in_t.is_float))
+    g = conv_geometry(draw, rc, rank, _aim(draw, rc, in_t, ks_cap))
     kernel = tuple(a.kernel for a in g.axes)
     sizes_in = tuple(a.size_in for a in g.axes)
     sizes_out = tuple(a.size_out for a in g.axes)
@@ -461,13 +260,18 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         w_shape = (g.out_channels, *kernel, g.channels)
         oc = g.out_channels
         ks = math.prod(kernel) * g.channels
-    bc = 1 if draw(st.booleans(), label="bias broadcast") else oc
+    # An edge case keeps a bias per channel: one element cannot hold every special value.
+    broadcast = draw(st.booleans(), label="bias broadcast") and rc.target != "edge"
+    bc = 1 if broadcast else oc
     x_shape = (g.n, *sizes_in, g.channels)
-    x = Operand("input", x_shape, in_t, _zero_point(draw, rc, in_t, "input_zp"))
-    w = Operand("weight", w_shape, w_t, _zero_point(draw, rc, w_t, "weight_zp"))
+    x = Operand("input", x_shape, in_t, zero_point(draw, rc, in_t, "input_zp"))
+    w = Operand("weight", w_shape, w_t, zero_point(draw, rc, w_t, "weight_zp"))
     bias = Operand("bias", (bc,), out_t)
-    values = _values(draw, rc, data_set, x, w, bias, ks, acc)
     attributes: dict[str, Any] = {}
+    lb = local_bound(draw, rc)
+    if lb is not None:  # absent: the default, false
+        attributes["local_bound"] = lb
+    values = _values(draw, rc, s, [x, w, bias], ks, acc, data_peak=not lb, channels=oc)
     if rc.name == "TRANSPOSE_CONV2D":
         attributes["out_pad"] = tuple(p for a in g.axes for p in (a.pad_before, a.pad_after))
         attributes["stride"] = tuple(a.stride for a in g.axes)
@@ -479,90 +283,112 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     attributes["acc_type"] = ACC_NAMES[acc]
     attributes["input_zp"] = x.zp
     attributes["weight_zp"] = w.zp
-    _local_bound(draw, attributes)
     return rc.spec_of(
         _tensors(draw, [x, w, bias], values, 1),
         [TensorDraw("output", (g.n, *sizes_out, oc), out_t)],
         attributes=attributes,
-        data_set=data_set,
+        data_set=s,
     )
 
 
 # -- FULLY_CONNECTED -------------------------------------------------------------------------
 
 
-def _fc_sizes(draw: st.DrawFn, rc: RecipeContext, many: bool) -> tuple[int, int, int]:
-    """(N, IC, OC): input N*IC, weight OC*IC and output N*OC within the budget; with
-    ``many``, N*OC >= MIN_DOT_PRODUCTS where the budget allows it."""
-    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
-    if many:
-        ic = draw(st.integers(1, max(1, min(max_dim, budget // max_dim))), label="IC")
-        cap = max(1, min(max_dim, budget // ic))
-        if _product_exists(2, MIN_DOT_PRODUCTS, budget, cap):
-            n, oc = _dims_with_product(draw, 2, MIN_DOT_PRODUCTS, budget, cap, "N, OC")
-            return n, ic, oc
-    n = _size(draw, min(max_dim, budget), 4, "N")
-    # IC is the dot product's length: it may run past max_dim up to the budget.
-    ic_cap = max(1, budget // n)
-    ic = _size(draw, ic_cap, min(max_dim, ic_cap), "IC")
-    oc_cap = max(1, min(max_dim, budget // ic, budget // n))
-    oc = draw(st.integers(1, oc_cap), label="OC")
+def _fc_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int]:
+    """(N, IC, OC): input N*IC, weight OC*IC and output N*OC within the budget, N*OC
+    at least aim.outputs; IC is KS."""
+    budget = rc.budget.max_elements
+    room = budget // _least_side(aim.outputs)
+    ic = max(1, min(aim.ks_goal, room))
+    room = max(1, budget // ic)  # N and OC each
+    # N takes up to a third of the outputs' factors (batches are small), OC the rest.
+    share = unit(draw, "N's share of the outputs") / 3
+    n_lo = -(-aim.outputs // room)
+    n = near(draw, n_lo, min(room, aim.outputs_cap // 2), aim.outputs_goal**share, "N")
+    oc_lo = -(-aim.outputs // n)
+    oc_hi = max(oc_lo, min(room, aim.outputs_cap // n))
+    oc = near(draw, oc_lo, oc_hi, aim.outputs_goal / n, "OC")
+    if aim.inputs:  # "large": a bigger batch, then longer rows, as far as the budget allows
+        n = max(n, min(room, aim.outputs_cap // oc, -(-(aim.inputs - oc * ic - oc) // ic)))
+        ic = max(ic, min(budget // max(n, oc), -(-(aim.inputs - oc) // (n + oc))))
     return n, ic, oc
+
+
+def _least_side(outputs: int) -> int:
+    """The smaller side of the squarest pair of sizes with ``outputs`` as product."""
+    side = math.isqrt(outputs)
+    return side + (side * side < outputs)
 
 
 @recipe("FULLY_CONNECTED")
 def fully_connected(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, w_t, out_t = (rc.dtype(v) for v in ("in_t", "weight_t", "out_t"))
-    data_set = _data_set(draw, rc, in_t)
-    n, ic, oc = _fc_sizes(draw, rc, data_set in STATISTICAL_SETS)
-    bc = 1 if draw(st.booleans(), label="bias broadcast") else oc
-    x = Operand("input", (n, ic), in_t, _zero_point(draw, rc, in_t, "input_zp"))
-    w = Operand("weight", (oc, ic), w_t, _zero_point(draw, rc, w_t, "weight_zp"))
+    s = data_set(draw, rc, in_t)
+    aim = _aim(
+        draw, rc, in_t, rc.budget.max_elements // _least_side(least_outputs(rc, in_t.is_float))
+    )
+    n, ic, oc = _fc_sizes(draw, rc, aim)
+    # An edge case keeps a bias per channel: one element cannot hold every special value.
+    broadcast = draw(st.booleans(), label="bias broadcast") and rc.target != "edge"
+    bc = 1 if broadcast else oc
+    x = Operand("input", (n, ic), in_t, zero_point(draw, rc, in_t, "input_zp"))
+    w = Operand("weight", (oc, ic), w_t, zero_point(draw, rc, w_t, "weight_zp"))
     bias = Operand("bias", (bc,), out_t)
     # FULLY_CONNECTED accumulates in out_t: its modes name no acc_t.
-    values = _values(draw, rc, data_set, x, w, bias, ic, out_t)
+    values = _values(draw, rc, s, [x, w, bias], ic, out_t, channels=oc)
     return rc.spec_of(
         _tensors(draw, [x, w, bias], values, 1),
         [TensorDraw("output", (n, oc), out_t)],
         attributes={"input_zp": x.zp, "weight_zp": w.zp},
-        data_set=data_set,
+        data_set=s,
     )
 
 
 # -- MATMUL ----------------------------------------------------------------------------------
 
 
-def _matmul_sizes(draw: st.DrawFn, rc: RecipeContext, many: bool) -> tuple[int, int, int, int]:
-    """(N, H, C, W): A N*H*C, B N*C*W and the output N*H*W within the budget."""
-    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
-    if many and _product_exists(3, MIN_DOT_PRODUCTS, budget, max_dim):
-        n, h, w = _dims_with_product(draw, 3, MIN_DOT_PRODUCTS, budget, max_dim, "N, H, W")
-        c_cap = max(1, min(max_dim, budget // (n * h), budget // (n * w)))
-        c = _size(draw, c_cap, 8, "C")
-        return n, h, c, w
-    n = _size(draw, min(max_dim, 8, budget), 2, "N")
-    room = max(1, budget // n)
-    # C is the dot product's length: it may run past max_dim up to the budget.
-    c = _size(draw, room, min(max_dim, room), "C")
-    side = max(1, room // c)
-    h = draw(st.integers(1, max(1, min(max_dim, side))), label="H")
-    w = draw(st.integers(1, max(1, min(max_dim, side, room // h))), label="W")
+def _matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int, int]:
+    """(N, H, C, W): A N*H*C, B N*C*W and the output N*H*W within the budget, N*H*W
+    at least aim.outputs; C is KS."""
+    budget = rc.budget.max_elements
+    c = max(1, min(aim.ks_goal, budget // _least_side(aim.outputs)))
+    room = max(1, budget // c)  # N*H and N*W each
+    # N * (room // N)**2 >= outputs: the batch leaves H and W room for the outputs.
+    n_hi = max(1, min(room, room * room // max(1, aim.outputs)))
+    while n_hi > 1 and n_hi * (room // n_hi) ** 2 < aim.outputs:
+        n_hi -= 1
+    share = unit(draw, "N's share of the outputs") / 4
+    n = near(draw, 1, min(n_hi, max(4, rc.budget.max_dim)), aim.outputs_goal**share, "N")
+    side = max(1, room // n)
+    h_lo = min(side, -(-aim.outputs // (n * side)))
+    h_hi = max(h_lo, min(side, aim.outputs_cap // (2 * n)))
+    h = near(draw, h_lo, h_hi, math.sqrt(aim.outputs_goal / n), "H")
+    w_lo = min(side, -(-aim.outputs // (n * h)))
+    w_hi = max(w_lo, min(side, aim.outputs_cap // (n * h)))
+    w = near(draw, w_lo, w_hi, aim.outputs_goal / (n * h), "W")
+    if aim.inputs:  # "large": a bigger batch, as far as the budget allows
+        n_cap = min(budget // (h * c), budget // (c * w), aim.outputs_cap // (h * w))
+        n = max(n, min(n_cap, -(-aim.inputs // (c * (h + w)))))
+        c = max(c, min(budget // (n * max(h, w)), -(-aim.inputs // (n * (h + w)))))
     return n, h, c, w
 
 
 @recipe("MATMUL")
 def matmul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
-    data_set = _data_set(draw, rc, in_t)
-    n, h, c, w = _matmul_sizes(draw, rc, data_set in STATISTICAL_SETS)
-    a = Operand("A", (n, h, c), in_t, _zero_point(draw, rc, in_t, "A_zp"))
-    b = Operand("B", (n, c, w), in_t, _zero_point(draw, rc, in_t, "B_zp"))
-    values = _values(draw, rc, data_set, a, b, None, c, out_t)
+    s = data_set(draw, rc, in_t)
+    aim = _aim(
+        draw, rc, in_t, rc.budget.max_elements // _least_side(least_outputs(rc, in_t.is_float))
+    )
+    n, h, c, w = _matmul_sizes(draw, rc, aim)
+    a = Operand("A", (n, h, c), in_t, zero_point(draw, rc, in_t, "A_zp"))
+    b = Operand("B", (n, c, w), in_t, zero_point(draw, rc, in_t, "B_zp"))
+    values = _values(draw, rc, s, [a, b], c, out_t, channels=w)
     return rc.spec_of(
         _tensors(draw, [a, b], values, 1),
         [TensorDraw("output", (n, h, w), out_t)],
         attributes={"A_zp": a.zp, "B_zp": b.zp},
-        data_set=data_set,
+        data_set=s,
     )
 
 

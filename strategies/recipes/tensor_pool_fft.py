@@ -13,7 +13,7 @@ asked for (or drawn), with enough outputs for the statistical tests of sets 3..5
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,19 +21,32 @@ from hypothesis import strategies as st
 
 from conformance.dtypes import DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
-from reference.compliance import MIN_DOT_PRODUCTS
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_pool_fft import ACC_TYPES
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.data_sets import (
+    DotAim,
+    boolean_attribute,
+    data_set,
+    dot_aim,
+    local_bound,
+    near,
+    place_specials,
+    zero_point,
+)
+from strategies.recipes.pool_geometry import (
+    avg_pool_geometry,
+    pool_attributes,
+    pool_geometry,
+    window_cap,
+)
 from strategies.shapes import shapes
 from strategies.values import ValueRange
 
 POOLS = ("AVG_POOL2D", "MAX_POOL2D")
 FFTS = ("FFT2D", "RFFT2D")
-DATA_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values, else an Appendix A test set
-STATISTICAL_SETS = (3, 4, 5)  # checked only with MIN_DOT_PRODUCTS outputs or more
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 SPECIAL_PLANE = 32 * 32  # largest FFT plane drawn with inf/NaN among its values
@@ -60,13 +73,6 @@ def _reshape(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
         values = np.resize(t.values.reshape(-1), math.prod(shape)).reshape(shape)
         values = values.astype(t.values.dtype)
     _set_tensor(spec, name, shape=shape, values=values)
-
-
-def _data_set(draw: st.DrawFn, rc: RecipeContext) -> int:
-    """The Appendix A set asked for, else one drawn (-1: free values)."""
-    if rc.data_set is not None:
-        return rc.data_set
-    return draw(st.sampled_from(DATA_SETS), label="data set")
 
 
 def _float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange) -> ValueRange | None:
@@ -96,23 +102,30 @@ def _argmax_values(
     if not dt.is_float:
         return values
     values = _coarse(draw, dt, values)
-    # NaN is where readings of ARGMAX's loop part ways.  Read literally, a NaN and the
-    # value right after it both replace the running maximum (apply_max_s gives NaN and
-    # NaN != anything), so the index is the first maximum after the last NaN; a "NaN
-    # propagates" reading gives the first NaN instead.  A NaN mid-row would make the
-    # vector depend on that dispute; a single NaN that is the last element is the
-    # same index under both, so NaN appears there or not at all.  (Other NaNs the
-    # value draw places become the largest finite value, a tie-making maximum.)
+    # NaN is where readings of ARGMAX part ways (docs/compliance.md, Readings): the
+    # prose makes NaN greater than every number and an all-NaN axis give its last
+    # index; a row holding several NaNs among numbers is the case nobody settles.  So
+    # each row has no NaN, exactly one (first, middle, last or anywhere: where a
+    # scan that starts at the second element, or skips NaN, goes wrong), or only NaNs.
+    # (The NaNs the value draw placed become the largest finite value: a tie.)
     wide = values.astype(np.float64)
     nan = np.isnan(wide)
     if nan.any():
         values = np.where(nan, np.asarray(dt.normal_max).astype(values.dtype), values)
-    if values.size and draw(st.booleans(), label="NaN last along the axis"):
-        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="NaN rows"))
+    if values.size and draw(st.booleans(), label="NaN rows"):
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="NaN rows: seed"))
         moved = np.moveaxis(values.copy(), axis, -1)
-        rows = rng.random(moved.shape[:-1]) < 0.5
-        moved[..., -1] = np.where(rows, np.asarray(np.nan).astype(values.dtype), moved[..., -1])
-        values = np.moveaxis(moved, -1, axis)
+        n = moved.shape[-1]
+        rows = moved.reshape(-1, n)
+        kind = rng.integers(0, 6, size=rows.shape[0])  # 0, 1: none; 2..4: one; 5: all
+        where = np.select(
+            [kind == 2, kind == 3, kind == 4], [0, n // 2, n - 1], rng.integers(0, n, rows.shape[0])
+        )
+        one = kind >= 2
+        nan_value = np.asarray(np.nan).astype(values.dtype)
+        rows[np.nonzero(one)[0], where[one]] = nan_value
+        rows[kind == 5] = nan_value
+        values = np.moveaxis(rows.reshape(moved.shape), -1, axis)
     return np.ascontiguousarray(values)
 
 
@@ -167,112 +180,13 @@ def argmax_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpe
     return out
 
 
-# -- pooling geometry -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One spatial axis of a pooling window: the ERROR_IFs hold by construction."""
-
-    size: int  # IH or IW
-    kernel: int
-    stride: int
-    pad_before: int  # pad_top or pad_left
-    pad_after: int
-    out: int  # OH or OW
-
-
-@st.composite
-def pool_axis(
-    draw: st.DrawFn, room: int, kernel_cap: int, stride_cap: int, padded: bool, label: str
-) -> Axis:
-    """An axis whose input size is at most ``room``.
-
-    With kernel and stride at most ``room``, the smallest valid output size already
-    gives an input of at most max(kernel, stride), so a valid output size exists.
-    Strides of 1 and of the kernel size (the common networks' choices) are drawn
-    on purpose; any other stride, above the kernel too, is drawn as well."""
-    room = max(1, room)
-    k_cap = max(1, min(kernel_cap, room))
-    # Mostly the small kernels networks use; any size up to the cap as well.
-    k = draw(
-        st.one_of(st.integers(1, min(4, k_cap)), st.integers(1, k_cap)), label=f"{label}: kernel"
-    )
-    s_cap = max(1, min(stride_cap, room))
-    s = draw(
-        st.one_of(st.just(1), st.just(min(k, s_cap)), st.integers(1, s_cap)),
-        label=f"{label}: stride",
-    )
-    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before") if padded else 0
-    p1 = draw(st.integers(0, k - 1), label=f"{label}: pad after") if padded else 0
-    base = k - p0 - p1  # the input size that gives one output
-    o_min = 1 if base >= 1 else 1 + -(-(1 - base) // s)
-    o_max = max(o_min, 1 + (room - base) // s)
-    o = draw(st.integers(o_min, o_max), label=f"{label}: output size")
-    return Axis((o - 1) * s + base, k, s, p0, p1, o)
-
-
-@st.composite
-def same_axis(draw: st.DrawFn, size: int, label: str) -> Axis:
-    """Stride 1 and pads adding up to kernel - 1: the output as large as the input."""
-    k = draw(st.integers(1, 7), label=f"{label}: kernel")
-    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
-    return Axis(size, k, 1, p0, k - 1 - p0, size)
-
-
-def _split(draw: st.DrawFn, total: int, label: str) -> tuple[int, int]:
-    """N and C with N * C = total."""
-    divisors = [d for d in range(1, total + 1) if total % d == 0]
-    n = draw(st.sampled_from(divisors), label=f"{label}: N")
-    return n, total // n
-
-
-def _pool_geometry(
-    draw: st.DrawFn, rc: RecipeContext, many_outputs: bool
-) -> tuple[int, Axis, Axis, int]:
-    """(N, y axis, x axis, C) within the budget; ``many_outputs`` asks for at least
-    MIN_DOT_PRODUCTS outputs (same-size pooling), where the budget allows it."""
-    budget = rc.budget.max_elements
-    max_dim = rc.budget.max_dim
-    if many_outputs and budget >= 2 * MIN_DOT_PRODUCTS:
-        # ceil(need / plane) <= budget // plane holds for every plane <= budget when
-        # budget >= 2 * need, so an N * C in range always exists.
-        ih = draw(st.integers(1, min(max_dim, budget)), label="IH")
-        iw = draw(st.integers(1, min(max_dim, budget // ih)), label="IW")
-        plane = ih * iw
-        nc = draw(st.integers(-(-MIN_DOT_PRODUCTS // plane), budget // plane), label="N * C")
-        n, c = _split(draw, nc, "batch")
-        return n, draw(same_axis(ih, "y")), draw(same_axis(iw, "x")), c
-    kernel_cap = min(rc.level["MAX_KERNEL"], max_dim)
-    stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
-    first_room = min(max_dim, max(1, math.isqrt(budget)))
-    y_first = draw(st.booleans(), label="y axis drawn first")
-    padded = draw(st.booleans(), label="padded")
-    a = draw(pool_axis(first_room, kernel_cap, stride_cap, padded, "first axis"))
-    room = min(max_dim, max(1, budget // a.size))
-    b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis"))
-    y, x = (a, b) if y_first else (b, a)
-    rest = max(1, budget // (y.size * x.size))
-    n = draw(st.integers(1, min(rest, max_dim)), label="N")
-    c = draw(st.integers(1, max(1, min(max_dim, rest // n))), label="C")
-    return n, y, x, c
-
-
-def _pool_attributes(y: Axis, x: Axis) -> dict[str, Any]:
-    return {
-        "kernel": (y.kernel, x.kernel),
-        "stride": (y.stride, x.stride),
-        "pad": (y.pad_before, y.pad_after, x.pad_before, x.pad_after),
-    }
-
-
 # -- MAX_POOL2D ----------------------------------------------------------------------------
 
 
 @recipe("MAX_POOL2D")
 def max_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    n, y, x, c = _pool_geometry(draw, rc, many_outputs=False)
+    n, y, x, c = pool_geometry(draw, rc)
     shape = (n, y.size, x.size, c)
     # Max has no REQUIRE: every value (NaN, both zeros, infinities, extremes) is valid.
     r = _float_regime(draw, dt) if dt.is_float else None
@@ -282,7 +196,7 @@ def max_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return rc.spec_of(
         [TensorDraw("input", shape, dt, values)],
         [TensorDraw("output", (n, y.out, x.out, c), dt)],
-        attributes=_pool_attributes(y, x),
+        attributes=pool_attributes(y, x),
     )
 
 
@@ -305,31 +219,31 @@ def _int_avg_values(
 @recipe("AVG_POOL2D")
 def avg_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt, acc = rc.dtype("in_out_t"), rc.dtype("acc_t")
-    data_set = _data_set(draw, rc) if dt.is_float else -1
-    n, y, x, c = _pool_geometry(draw, rc, many_outputs=data_set in STATISTICAL_SETS)
+    s = data_set(draw, rc, dt)
+    aim = dot_aim(draw, rc, dt.is_float, window_cap(rc))
+    n, y, x, c = avg_pool_geometry(draw, rc, aim)
     shape = (n, y.size, x.size, c)
-    attributes = _pool_attributes(y, x)
+    attributes = pool_attributes(y, x)
     # acc_type must name the mode's accumulator: the builder binds acc_t from it.
     attributes["acc_type"] = ACC_NAMES[acc]
-    input_zp: int | float = 0.0 if dt.is_float else 0
-    output_zp: int | float = input_zp
-    if dt.is_float:
-        if data_set >= 0:
-            values = dataset_inputs(
-                "AVG_POOL2D",
-                data_set,
-                {"input": shape},
-                {"input": dt},
-                acc_dtype=acc,
-                attrs={"kernel": attributes["kernel"]},
-            )["input"]
-        else:
-            # No REQUIRE on the float path: specials give inf/NaN averages, still valid.
-            values = rc.values(draw, dt, shape, _float_regime(draw, dt), label="input")
+    input_zp = zero_point(draw, rc, dt, "input_zp")
+    output_zp = zero_point(draw, rc, dt, "output_zp")
+    if s >= 0:
+        values = dataset_inputs(
+            "AVG_POOL2D",
+            s,
+            {"input": shape},
+            {"input": dt},
+            acc_dtype=acc,
+            attrs={"kernel": attributes["kernel"]},
+        )["input"]
+    elif dt.is_float:
+        # No REQUIRE on the float path: specials give inf/NaN averages, still valid;
+        # the rule takes local_bound true here, so each leaves only its windows
+        # without an accuracy limit.
+        values = rc.values(draw, dt, shape, _float_regime(draw, dt), label="input")
+        values = place_specials(draw, dt, values, "input")
     else:
-        if dt.bits == 8:  # zero points only for i8, any value of the type
-            input_zp = int(rc.values(draw, dt, (), label="input_zp"))
-            output_zp = int(rc.values(draw, dt, (), label="output_zp"))
         values = _int_avg_values(draw, rc, dt, shape, y.kernel * x.kernel, int(input_zp))
     attributes["input_zp"] = input_zp
     attributes["output_zp"] = output_zp
@@ -337,7 +251,7 @@ def avg_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         [TensorDraw("input", shape, dt, values)],
         [TensorDraw("output", (n, y.out, x.out, c), dt)],
         attributes=attributes,
-        data_set=data_set,
+        data_set=s,
     )
 
 
@@ -572,69 +486,77 @@ def _out_width(op: str, w: int) -> int:
     return w if op == "FFT2D" else w // 2 + 1
 
 
+def _fft_cap(rc: RecipeContext, max_plane: int) -> int:
+    """The largest plane H * W (a power of two) the level, the budget and
+    ``max_plane`` allow."""
+    side = max(1, min(rc.budget.max_dim, rc.level["MAX_KERNEL"], rc.budget.max_elements))
+    side = 1 << (side.bit_length() - 1)
+    plane = max(1, min(side * side, max_plane, rc.budget.max_elements))
+    return 1 << (plane.bit_length() - 1)
+
+
 def _fft_geometry(
-    draw: st.DrawFn, rc: RecipeContext, many_outputs: bool, max_plane: int
+    draw: st.DrawFn, rc: RecipeContext, aim: DotAim, max_plane: int
 ) -> tuple[int, int, int]:
-    """(N, H, W) with H, W powers of two, H * W <= ``max_plane`` and every tensor
-    within the budget; ``many_outputs`` asks for at least MIN_DOT_PRODUCTS outputs per
-    output tensor."""
+    """(N, H, W) with H, W powers of two, KS (2 * H * W for FFT2D, H * W for RFFT2D)
+    near the aim, H * W <= ``max_plane``, and at least aim.outputs outputs per output
+    tensor where the budget holds them."""
     budget = rc.budget.max_elements
-    cap = max(1, min(rc.budget.max_dim, rc.level["MAX_KERNEL"], budget))
-    logs = range(cap.bit_length())  # 2**e <= cap
-    if many_outputs:
-        fits = []
-        for eh in logs:
-            for ew in logs:
-                h, w = 1 << eh, 1 << ew
-                n = -(-MIN_DOT_PRODUCTS // (h * _out_width(rc.name, w)))
-                if n * h * w <= budget:
-                    fits.append((n, h, w))
-        if fits:
-            n_min, h, w = draw(st.sampled_from(fits), label="H, W")
-            n = draw(st.integers(n_min, budget // (h * w)), label="N")
-            return n, h, w
-    plane = max(1, min(budget, max_plane))
-    h = 1 << draw(st.integers(0, min(cap, plane).bit_length() - 1), label="log2 H")
-    room = max(1, min(cap, plane // h))
-    w = 1 << draw(st.integers(0, room.bit_length() - 1), label="log2 W")
-    n = draw(st.integers(1, max(1, min(rc.budget.max_dim, budget // (h * w)))), label="N")
-    return n, h, w
+    side = max(1, min(rc.budget.max_dim, rc.level["MAX_KERNEL"], budget))
+    side_log = side.bit_length() - 1
+    plane_log = _fft_cap(rc, max_plane).bit_length() - 1
+    per_ks = 2 if rc.name == "FFT2D" else 1
+    e = min(plane_log, max(0, round(math.log2(max(1, aim.ks_goal / per_ks)))))
+    eh = draw(st.integers(max(0, e - side_log), min(e, side_log)), label="log2 H")
+    h, w = 1 << eh, 1 << (e - eh)
+    per_out = h * _out_width(rc.name, w)
+    hi = max(1, min(budget // (h * w), aim.outputs_cap // per_out))
+    lo = min(hi, max(-(-aim.outputs // per_out), -(-aim.inputs // (per_ks * h * w))))
+    goal = max(1.0, aim.outputs_goal / per_out)
+    return near(draw, lo, min(hi, max(lo, 4, round(goal))), goal, "N"), h, w
 
 
 @recipe("FFT2D", "RFFT2D")
 def fft(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    data_set = _data_set(draw, rc)
+    s = data_set(draw, rc, dt)
     # No REQUIRE: inf and NaN make their plane's outputs inf/NaN, which is valid; the
     # unit range keeps most sums well inside the type.
-    r = _float_regime(draw, dt, ValueRange(-1.0, 1.0)) if data_set < 0 else None
+    r = _float_regime(draw, dt, ValueRange(-1.0, 1.0)) if s < 0 else None
     # The reference sums a plane holding inf or NaN term by term (IEEE specials, not
-    # rounding, decide it), O((H*W)**2): with special values, planes stay at 32 x 32.
-    specials = data_set < 0 and r is None
-    max_plane = SPECIAL_PLANE if specials else rc.budget.max_elements
-    n, h, w = _fft_geometry(draw, rc, data_set in STATISTICAL_SETS, max_plane)
+    # rounding, decide it), O((H*W)**2): with special values (the free-values set
+    # always has them), planes stay at 32 x 32.
+    max_plane = SPECIAL_PLANE if s < 0 else rc.budget.max_elements
+    per_ks = 2 if rc.name == "FFT2D" else 1
+    aim = dot_aim(draw, rc, True, per_ks * _fft_cap(rc, max_plane))
+    n, h, w = _fft_geometry(draw, rc, aim, max_plane)
     shape = (n, h, w)
     names = ["input_real", "input_imag"] if rc.name == "FFT2D" else ["input_real"]
-    if data_set >= 0:
+    attributes: dict[str, Any] = {}
+    if rc.name == "FFT2D":
+        attributes["inverse"] = boolean_attribute(draw, rc, "inverse")
+    lb = local_bound(draw, rc)
+    if lb is not None:  # absent: the default, false
+        attributes["local_bound"] = lb
+    if s >= 0:
         drawn = dataset_inputs(
             rc.name,
-            data_set,
+            s,
             dict.fromkeys(names, shape),
             dict.fromkeys(names, dt),
             acc_dtype=dt,
         )
-        inputs = [TensorDraw(a, shape, dt, drawn[a]) for a in names]
     else:
-        inputs = [rc.tensor(draw, a, dt, shape, r) for a in names]
+        # Without local_bound the largest input magnitude sets every bound: only the
+        # specials that cannot raise it.
+        drawn = {
+            a: place_specials(draw, dt, rc.values(draw, dt, shape, r, a), a, peak_safe=not lb)
+            for a in names
+        }
+    inputs = [TensorDraw(a, shape, dt, drawn[a]) for a in names]
     out_shape = (n, h, _out_width(rc.name, w))
-    attributes: dict[str, Any] = {}
-    if rc.name == "FFT2D":
-        attributes["inverse"] = draw(st.booleans(), label="inverse")
-    local_bound = draw(st.sampled_from([None, False, True]), label="local_bound")
-    if local_bound is not None:  # absent: the default, false
-        attributes["local_bound"] = local_bound
     outputs = [TensorDraw(a, out_shape, dt) for a in ("output_real", "output_imag")]
-    return rc.spec_of(inputs, outputs, attributes=attributes, data_set=data_set)
+    return rc.spec_of(inputs, outputs, attributes=attributes, data_set=s)
 
 
 def _not_power_of_two(draw: st.DrawFn, size: int, label: str) -> int:

@@ -181,3 +181,29 @@ def test_refuses_a_pack_of_another_spec(certified: Path, capsys) -> None:
     )
     err = capsys.readouterr().err
     assert code == 2 and "another tosa.xml" in err
+
+
+def test_certificate_records_the_pack_options_and_its_obligations(certified: Path) -> None:
+    cert = json.loads((certified / "certificate.json").read_text())
+    pack = cert["pack"]
+    assert pack["obligations_recorded"] is True
+    assert pack["pack_options"]["targeted"] is True and pack["pack_options"]["levels"] is True
+    assert pack["obligations_met"] > 100
+    assert pack["every_obligation_met"] is (pack["obligations_unmet"] == 0)
+
+
+def test_certify_warns_about_a_pack_without_its_targeted_vectors(
+    small_spec: Path, tmp_path: Path, capsys
+) -> None:
+    pack = tmp_path / "small"
+    base = ["--spec", str(small_spec)]
+    gen = ["generate", "--profile", "MI", "--examples", "1", "--no-targeted", "--quiet"]
+    assert main([*base, *gen, "-o", str(pack)]) == 0
+    capsys.readouterr()
+    cert = ["certify", "--backend", "reference", "--profile", "MI", "--pack", str(pack)]
+    assert main([*base, *cert, "-o", str(tmp_path / "c"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "without its targeted or level vectors" in err
+    assert "misses" in err and "coverage obligations" in err
+    record = json.loads((tmp_path / "c" / "certificate.json").read_text())["pack"]
+    assert record["every_obligation_met"] is False and record["unmet"]

@@ -101,3 +101,43 @@ def test_refuses_a_non_empty_output(capsys, tmp_path: Path) -> None:
     code = main(["generate", "--profile", "BI", "--ops", "ADD", "-o", str(tmp_path / "p")])
     assert code == 2 and "is not empty" in capsys.readouterr().err
     assert (tmp_path / "p" / "x").read_text() == "keep me"
+
+
+def test_pack_records_its_coverage_obligations_per_pair(packs) -> None:
+    index = _index(packs[0])
+    record = {(c["operator"], c["mode"]): c for c in index["coverage"]}
+    assert set(record) == {(op, m) for op in ("ADD", "SUB") for m in ("signed 32", "fp16", "fp32")}
+    fp16 = record[("ADD", "fp16")]
+    # every special value in both operands, every rank, large tensors: met by construction
+    for key in ("value:input1:nan", "value:input2:-inf", "value:input2:subnormal-min",
+                "shape:rank=0", "shape:rank=6", "shape:input>=65536", "shape:output>=1024",
+                "shape:broadcast=input1", "shape:broadcast=input2"):  # fmt: skip
+        assert key in fp16["met"], key
+    assert fp16["unmet"] == {}
+    i32 = record[("ADD", "signed 32")]
+    assert {"value:input1:min", "value:input2:max"} <= set(i32["met"])
+
+
+def test_generate_names_every_unmet_obligation_with_its_reason(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "p"
+    assert main(["generate", "--profile", "BI", "--ops", "INTDIV", "--examples", "1",
+                 "--no-negative", "--quiet", "-o", str(out)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    # INTDIV's divisor can never be 0: REQUIRE(value2 != 0) refuses every such case
+    assert "INTDIV [signed 32] value:input2:zero: REQUIRE value2 != 0" in printed
+    record = _index(out)["coverage"][0]
+    assert record["unmet"] == {"value:input2:zero": "REQUIRE value2 != 0"}
+
+
+def test_a_smaller_pack_only_by_an_explicit_option(tmp_path: Path) -> None:
+    small, full = tmp_path / "small", tmp_path / "full"
+    common = ["generate", "--profile", "BI", "--ops", "ABS", "--quiet", "--no-negative"]
+    assert main([*common, "--no-targeted", "-o", str(small)]) == 0
+    assert main([*common, "-o", str(full)]) == 0
+    small_index, full_index = _index(small), _index(full)
+    assert small_index["options"]["targeted"] is False
+    assert len(small_index["vectors"]) < len(full_index["vectors"])
+    assert small_index["coverage"][0]["unmet"]  # and the pack says what it lacks
+    assert not full_index["coverage"][0]["unmet"] or all(
+        "REQUIRE" in why for why in full_index["coverage"][0]["unmet"].values()
+    )

@@ -46,6 +46,7 @@ def command(fake: str, *args: str) -> str:
 def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("pack") / "p"
     argv = ["generate", "--profile", "MI", "--ops", "ADD|SUB", "--examples", "1", "--quiet"]
+    argv.append("--no-targeted")  # the calling convention, not the pack's power
     assert main([*argv, "-o", str(out), "--jobs", "1"]) == 0
     return out
 
@@ -74,9 +75,20 @@ def test_command_is_a_builtin_backend() -> None:
     backend = get_backend(command("correct.py"))
     assert isinstance(backend, CommandBackend)
     assert backend.argv == [
-        str(Path(sys.executable).resolve()),
+        str(Path(sys.executable).absolute()),
         str(FAKES / "correct.py"),
     ]
+
+
+def test_a_symlinked_interpreter_is_run_through_its_link(tmp_path: Path) -> None:
+    # A virtualenv's bin/python links to the base interpreter and finds the venv's
+    # packages only when run through the link: the link must not be resolved away.
+    link = tmp_path / "venv-python"
+    link.symlink_to(Path(sys.executable).resolve())
+    backend = get_backend(f"command:{link} {FAKES / 'correct.py'}")
+    assert isinstance(backend, CommandBackend)
+    assert backend.argv[0] == str(link)
+    assert Path(backend.argv[0]).is_symlink()
 
 
 # -- against the fakes, through the runner --------------------------------------------
@@ -305,3 +317,36 @@ def test_a_file_that_is_not_executable(tmp_path: Path) -> None:
     script.write_text("")
     with pytest.raises(BackendError, match=r"is not executable \(chmod \+x it"):
         CommandBackend(str(script))
+
+
+# -- declared denormal modes ------------------------------------------------------------
+
+
+def test_denormals_option_declares_modes_and_is_not_passed_on(valid, tmp_path: Path) -> None:
+    code = (
+        "import pathlib, sys; "
+        "(pathlib.Path(sys.argv[-1]).parent / 'error.txt').write_text(repr(sys.argv[1:]))"
+    )
+    argv = shlex.join([sys.executable, "-c", code, "--flag"])
+    backend = get_backend(f"command:--denormals=fp16=flush,fp32=supported {argv}")
+    assert backend.denormals == {"fp16": "flush", "fp32": "supported"}
+    desc = str(tmp_path / "desc.json")
+    assert backend.run(valid, tmp_path).rejected == repr(["--flag", "--test_desc", desc])
+    everything = CommandBackend(f"--denormals=flush {argv}")
+    assert everything.denormals == {"bf16": "flush", "fp16": "flush", "fp32": "flush"}
+    assert CommandBackend(argv).denormals == {}  # undeclared: either mode accepted
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--denormals=fp8e4m3=flush", "fp8e4m3 denormals must be supported"),
+        ("--denormals=fp16=often", "expected TYPE=supported or TYPE=flush"),
+        ("--denormals=", "empty denormal mode declaration"),
+    ],
+)
+def test_bad_denormals_options(option: str, message: str) -> None:
+    with pytest.raises(BackendError, match=message):
+        CommandBackend(f"{option} {shlex.quote(sys.executable)}")
+    with pytest.raises(BackendError, match="needs a program"):
+        CommandBackend("--denormals=flush")

@@ -241,3 +241,23 @@ def test_nan_input_does_not_spoil_the_other_bounds() -> None:
     x = np.array([1.0, np.nan, -3.0])
     prepared = dot_product_bound_inputs(x, None, local_bound=False)
     assert prepared.inputs[0].tolist() == [3.0, 3.0, 3.0]  # the largest non-NaN magnitude
+
+
+def test_an_infinite_reference_is_met_by_the_same_infinity_only() -> None:
+    # A finite bound beside an infinite reference (FFT2D's exact zero twiddles): -inf
+    # must be answered by -inf, and +inf or a finite value still fail.
+    import numpy as np
+
+    from conformance.dtypes import dtype
+    from reference.compliance.descriptor import DotProductParams
+    from reference.compliance.dot_product import check_dot_product
+
+    fp32 = dtype("fp32")
+    params = DotProductParams(ks=4, data_set=-1, acc_dtype=fp32)
+    ref = np.array([-np.inf, 1.0])
+    bound = np.array([4.0, 4.0])
+    good = check_dot_product(ref, np.array([-np.inf, 1.0]), bound, params, fp32)
+    assert good.ok.all()
+    for wrong in (np.inf, -3.0e38):
+        bad = check_dot_product(ref, np.array([wrong, 1.0]), bound, params, fp32)
+        assert not bad.ok[0] and bad.ok[1]

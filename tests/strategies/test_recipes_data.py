@@ -47,7 +47,9 @@ def value(case: Case, t: Tensor) -> np.ndarray:
 )
 def test_ranks_reach_the_level_maximum_and_tensors_fit_the_budget(op: str) -> None:
     mode = "fp32"
-    drawn = cases(op, mode, 100)
+    # Two seeds: whether 100 draws of one seed reach rank 6 depends on every draw the
+    # recipe makes, and it must not hang on one draw order.
+    drawn = cases(op, mode, 100) + cases(op, mode, 100, seed=4)
     ranks = set()
     for case in drawn:
         ins, outs, _ = operands(case)

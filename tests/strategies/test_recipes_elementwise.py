@@ -12,7 +12,9 @@ from conformance.spec import load_spec
 from reference.engine import evaluate
 from strategies.case import Case
 from strategies.draw import draw_examples
+from strategies.ties import case_tie_facts, tie_kinds
 from strategies.valid import valid_cases
+from strategies.values import special_values
 
 SPEC = load_spec()
 LEVEL = SPEC.level("8K")
@@ -137,3 +139,145 @@ def test_inputs_broadcast() -> None:
             for name in c.inputs
         ]
         assert any(s != out for s, out in shapes)
+
+
+# -- targets: ties, attributes, edges; boundaries in ordinary draws -------------------
+
+
+@cache
+def targeted(op: str, mode: str, target: str, seed: int = 3, count: int = 8) -> list[Case]:
+    """Cases of a targeted job, each checked valid by the reference (the generator
+    drops the others, so a target that made invalid ones would make no vectors)."""
+    cases = draw_examples(valid_cases(SPEC, op, mode, LEVEL, target=target), count, seed)
+    assert cases
+    for case in cases:
+        outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+        assert outcome.kind == "valid", f"{case.describe()} [{target}]: {outcome}"
+    return cases
+
+
+def attributes_of(case: Case) -> dict:
+    return case.graph.main.operators[0].attributes
+
+
+TIE_PAIRS = [
+    (op, mode)
+    for op in ("ADD", "SUB", "MUL", "ARITHMETIC_RIGHT_SHIFT", "INTDIV")
+    for mode in (m.mode for m in SPEC.operator(op).modes)
+    if tie_kinds(op, SPEC.operator(op).mode(mode))
+]
+
+
+@pytest.mark.parametrize(("op", "mode"), TIE_PAIRS)
+def test_ties_target_lands_on_ties_and_near_ties(op: str, mode: str) -> None:
+    found = [case_tie_facts(c, SPEC) for c in targeted(op, mode, "ties")]
+    assert all(found), found  # every vector has some
+    assert set().union(*found) == {"tie", "near-tie"}
+    assert sum("tie" in f for f in found) >= len(found) // 2
+
+
+def test_ties_target_arithmetic_right_shift_rounds() -> None:
+    cases = targeted("ARITHMETIC_RIGHT_SHIFT", "signed 16", "ties")
+    assert all(attributes_of(c)["round"] is True for c in cases)
+    assert all((c.inputs["input2"] >= 1).all() for c in cases)
+
+
+def test_ties_target_table_fractions_at_the_half() -> None:
+    for case in targeted("TABLE", "signed 16", "ties"):
+        fraction = case.inputs["input"].astype(np.int64) & 0x7F
+        assert np.isin(fraction, [63, 64, 65]).all() and (fraction == 64).any()
+        slopes = np.diff(case.graph.main.tensors["table"].data.astype(np.int64))  # type: ignore[union-attr]
+        assert (slopes != 0).any()
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_round_attribute_target(value: bool) -> None:
+    target = f"attr:round={str(value).lower()}"
+    for mode in ("signed 8", "signed 32"):
+        cases = targeted("ARITHMETIC_RIGHT_SHIFT", mode, target)
+        assert all(attributes_of(c)["round"] is value for c in cases)
+
+
+@pytest.mark.parametrize(
+    ("klass", "check"),
+    [
+        ("zero", lambda v: v == 0),
+        ("nonzero", lambda v: v != 0),
+        ("min", lambda v: v == -128),
+        ("max", lambda v: v == 127),
+    ],
+)
+def test_negate_zero_point_targets(klass: str, check) -> None:
+    for name in ("input1_zp", "output_zp"):
+        cases = targeted("NEGATE", "signed 8", f"attr:{name}={klass}")
+        assert all(check(attributes_of(c)[name]) for c in cases)
+    # Only i8 has zero points: elsewhere the target cannot be met, and cases stay valid.
+    cases = targeted("NEGATE", "signed 16", "attr:input1_zp=nonzero")
+    assert all(attributes_of(c)["input1_zp"] == 0 for c in cases)
+
+
+def test_add_i32_reaches_the_type_ends() -> None:
+    """min and max in the operands, the other operand keeping every sum in range (the
+    reference checks apply_add_s's REQUIRE on each element)."""
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    for op in ("ADD", "SUB"):
+        cases = [c for s in (3, 4) for c in drawn(op, "signed 32", s)]
+        outs = [output_of(c) for c in cases]  # valid, every one
+        values = [v for c in cases for v in c.inputs.values()]
+        assert any((v == lo).any() for v in values) and any((v == hi).any() for v in values)
+        assert any((o == lo).any() or (o == hi).any() for o in outs)
+
+
+def test_mul_i32_shift_reaches_its_ends() -> None:
+    shifts = {
+        int(c.graph.main.tensors["shift"].data)
+        for s in (3, 4, 5)
+        for c in drawn("MUL", "signed 32", s)
+    }  # type: ignore[arg-type]
+    assert {0, 63} <= shifts and any(1 <= s <= 31 for s in shifts)
+    assert any(32 <= s <= 62 for s in shifts)
+
+
+def test_shift_amounts_reach_both_ends_of_the_require() -> None:
+    for op, mode, top in (
+        ("ARITHMETIC_RIGHT_SHIFT", "signed 16", 15),
+        ("LOGICAL_LEFT_SHIFT", "signed 8", 31),
+    ):
+        amounts = np.concatenate([c.inputs["input2"].reshape(-1) for c in drawn(op, mode)])
+        assert {0, 1, top - 1, top} <= set(amounts.tolist())
+
+
+@pytest.mark.parametrize("mode", ["fp16", "signed 8", "bf16"])
+def test_select_condition_goes_both_ways(mode: str) -> None:
+    mixed = 0
+    for case in drawn("SELECT", mode):
+        out = case.graph.main.tensors["output"].shape
+        cond = np.broadcast_to(case.inputs["input1"], out)
+        mixed += bool(cond.any() and not cond.all())
+    assert mixed >= DRAWS * 2 // 3
+
+
+@pytest.mark.parametrize(("op", "mode"), [("RSQRT", "fp32"), ("SELECT", "fp16"), ("ADD", "bf16")])
+def test_edge_target_has_every_special_value(op: str, mode: str) -> None:
+    """rc.values pairs the special values across the inputs (input k cycles through
+    them every P**k elements): an input holds them all from P**(k+1) elements on."""
+    pool = len(special_values(dtypes.dtype(mode)))
+    smallest_normal = float(dtypes.dtype(mode).normal_min)  # type: ignore[arg-type]
+    names = [a.name for a in SPEC.operator(op).inputs]
+    checked = 0
+    for case in targeted(op, mode, "edge", count=12):
+        for name, values in case.inputs.items():
+            v = values.astype(np.float64).reshape(-1)
+            if values.dtype.kind == "b" or v.size < pool ** (names.index(name) + 1):
+                continue
+            checked += 1
+            assert np.isnan(v).any() and np.isposinf(v).any() and np.isneginf(v).any()
+            assert ((v == 0) & np.signbit(v)).any()
+            assert ((v != 0) & (np.abs(v) < smallest_normal)).any()
+            assert (np.abs(v) == float(dtypes.dtype(mode).normal_max)).any()  # type: ignore[arg-type]
+    assert checked
+
+
+def test_rsqrt_ordinary_draws_see_nan() -> None:
+    values = [v.astype(np.float64) for v in inputs_of("RSQRT", "fp32", seeds=(3, 4, 5))]
+    assert sum(bool(np.isnan(v).any()) for v in values) >= 10

@@ -23,6 +23,7 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.dtypes import DType
+from conformance.rounding import round_to
 
 # Our type name -> the name of Arm's DType enumeration value (the enum's numbers differ
 # between schema revisions; names do not).
@@ -68,7 +69,7 @@ def storage(values: np.ndarray, dt: DType) -> np.ndarray:
     if arr.dtype == dt.storage:
         return arr
     if dt.is_float:
-        return arr.astype(np.float64).astype(dt.storage)
+        return round_to(dt, arr)
     return arr.astype(dt.storage)
 
 

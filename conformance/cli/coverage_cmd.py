@@ -1,0 +1,45 @@
+"""``tosa-conformance coverage``: what a pack covers, per operator family."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from conformance.coverage_report import family_rows, markdown_table
+from conformance.spec import Spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "coverage",
+        help="what a pack covers: obligations met, vectors and tensor sizes per family",
+        description="Per operator family: the pairs, the coverage obligations the pack "
+        "meets, its vectors by kind, and the median and largest tensor; then every unmet "
+        "obligation with the reason the generator recorded.",
+    )
+    p.add_argument("pack", metavar="PACK", help="pack folder, or a zip of one")
+    p.add_argument("--json", action="store_true", help="the pack's per-pair record as JSON")
+    p.set_defaults(run=_run)
+
+
+def _run(spec: Spec, args: argparse.Namespace) -> int:
+    from vectors.pack import open_pack
+
+    if args.json:
+        with open_pack(args.pack) as pack:
+            print(json.dumps(pack.coverage, indent=1))
+        return 0
+    rows, recorded = family_rows(spec, Path(args.pack))
+    print(markdown_table(rows), end="")
+    if not recorded:
+        print("\nthis pack records no coverage obligations (written by an older version)")
+        return 0
+    with open_pack(args.pack) as pack:
+        record = pack.coverage or []
+    unmet = [(c, k, why) for c in record for k, why in sorted(c["unmet"].items())]
+    met = sum(len(c["met"]) for c in record)
+    print(f"\n{met} of {met + len(unmet)} obligations met; unmet: {len(unmet)}")
+    for c, k, why in unmet:
+        print(f"  {c['operator']} [{c['mode']}] {k}: {why}")
+    return 0

@@ -1,0 +1,536 @@
+"""Coverage obligations: what a pack must contain for each (operator, mode) pair.
+
+A pack is worth the bugs it catches, and a random draw misses the values, attributes
+and shapes backends get wrong unless the seed is lucky.  So every pair gets a list of
+obligations, derived from the spec model and the dtype table (not hand lists):
+
+- ``value:ARG:CLASS``: input ARG holds a value of CLASS somewhere: the type's min, max,
+  0, 1 and -1 (signed) for integers; both booleans; +-0, +-inf, NaN, the smallest and
+  largest subnormal, the smallest normal and the largest finite for floats;
+- ``attr:NAME=VALUE``: every boolean attribute both ways, every enumeration value the
+  mode does not fix, zero points at 0, non-zero and at their extremes (8-bit zero points;
+  wider types must have a zero point of 0 by ERROR_IF);
+- ``shape:rank=R`` for every rank the output may have at the level, with dimensions
+  above 1; ``shape:output>=1024`` and ``shape:input>=65536`` (tiling and remainder
+  paths); ``shape:broadcast=ARG`` for every input that may broadcast;
+- ``round:tie`` / ``round:near-tie`` for the operators that round
+  (``strategies.ties``);
+- ``nan:first|middle|last`` for the operators whose result picks among values (NaN at
+  the start, middle and end of an axis);
+- ``dot:set=S`` for every Appendix A data set (and -1) with at least
+  MIN_DOT_PRODUCTS outputs, and ``dot:ks-long``, for dot-product float modes.
+
+An obligation is *checked* against the vectors' data (:func:`vector_facts`), never
+taken on trust: ``pack.json`` records per pair which are met, and ``generate`` names the
+unmet ones with a reason.  The obligations that cannot apply to a mode (fp8e4m3 has no
+infinity) are listed with that reason instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conformance import dtypes
+from conformance.dtypes import DType
+from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
+
+LARGE_INPUT = 65536  # input elements (all inputs together) of the large vector
+LARGE_OUTPUT = 1024  # output elements of the large vector
+LONG_KS = 256  # a dot product at least this long counts as long
+# Operators whose result selects among input values, where a NaN's position decides
+# what a careless implementation returns (a max that skips NaN, an argmax that starts
+# its scan at the second element).  tosa.xml has no such property to derive it from.
+NAN_POSITION_OPERATORS = frozenset(
+    {
+        "ARGMAX",
+        "MAX_POOL2D",
+        "AVG_POOL2D",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "REDUCE_SUM",
+        "REDUCE_PRODUCT",
+        "MAXIMUM",
+        "MINIMUM",
+        "CLAMP",
+    }
+)
+
+# Enumerations whose values name element types: the mode binds them (acc_type names
+# the mode's accumulator, a variable's type its var_t).
+TYPE_ENUMS = frozenset({"acc_type_t", "var_t"})
+
+# Float operators whose result can leave the output type's range from finite inputs
+# (a sum, a product, an exponential, a narrowing cast); the others' results are bounded
+# by their inputs (ABS, MAXIMUM, CEIL, SIN, ...).
+OVERFLOWING_OPERATORS = frozenset(
+    {"ADD", "SUB", "MUL", "RECIPROCAL", "CAST", "EXP", "POW", "REDUCE_SUM", "REDUCE_PRODUCT"}
+)
+# Integer operators that saturate to the output type rather than REQUIRE a fit.
+SATURATING_OPERATORS = frozenset({"RESCALE", "CAST"})
+
+INT_CLASSES = ("min", "max", "zero", "one", "minus-one")
+FLOAT_CLASSES = (
+    "+0",
+    "-0",
+    "+inf",
+    "-inf",
+    "nan",
+    "subnormal-min",
+    "subnormal-max",
+    "normal-min",
+    "finite-max",
+)
+ZP_CLASSES = ("zero", "nonzero", "min", "max")
+
+
+@dataclass(frozen=True)
+class Obligation:
+    key: str  # e.g. "value:input1:nan"
+    target: str | None  # the RecipeContext target of a job that aims at it
+    what: str  # for people
+
+
+@dataclass(frozen=True)
+class PairObligations:
+    operator: str
+    mode: str
+    obligations: tuple[Obligation, ...]
+    not_applicable: Mapping[str, str]  # key -> why it cannot apply to this mode
+
+    def obligation_keys(self) -> list[str]:
+        return [o.key for o in self.obligations]
+
+
+def _value_args(op_spec: OperatorSpec) -> list[Argument]:
+    """Inputs whose values an implementation computes with (not shapes, not graphs)."""
+    return [a for a in op_spec.inputs if a.type in ("tensor_t", "tensor_list_t")]
+
+
+def arg_dtype(mode: TypeSupport, arg: Argument) -> DType | None:
+    """The element type of ``arg`` under ``mode``, None where it does not resolve."""
+    if arg.type in ("shape_t", "shape_list_t"):
+        return dtypes.SHAPE
+    et = arg.element_type
+    if et in mode.bindings:
+        v = mode.bindings[et]
+        return None if v == "-" else mode.dtype(et)
+    try:
+        return dtypes.dtype(et)
+    except (KeyError, ValueError):
+        return None
+
+
+def value_classes(dt: DType) -> tuple[list[str], dict[str, str]]:
+    """The value classes ``dt`` has, and the ones it lacks with the reason."""
+    if dt.kind == "bool":
+        return ["true", "false"], {}
+    if dt.kind == "int":
+        classes = [c for c in INT_CLASSES if c != "minus-one" or float(dt.min) < 0]  # type: ignore[arg-type]
+        return classes, {}
+    if not dt.is_float:
+        return [], {}
+    missing: dict[str, str] = {}
+    classes = []
+    for c in FLOAT_CLASSES:
+        if c.endswith("inf") and not dt.has_inf:
+            missing[c] = f"{dt.name} has no infinity"
+        elif c == "nan" and not dt.has_nan:
+            missing[c] = f"{dt.name} has no NaN"
+        else:
+            classes.append(c)
+    return classes, missing
+
+
+def _ranked_arg(op_spec: OperatorSpec) -> Argument | None:
+    """The argument whose rank the rank obligations are about: the first data input
+    (ARGMAX's input of rank 1..MAX_RANK, not its output of one rank less), else the
+    first output."""
+    args = _value_args(op_spec) or [a for a in op_spec.outputs if a.type == "tensor_t"]
+    return args[0] if args else None
+
+
+def _rank_values(op_spec: OperatorSpec, level: Level) -> list[int]:
+    arg = _ranked_arg(op_spec)
+    r = None if arg is None else arg.rank_range(level)
+    if r is None or r[0] == r[1]:
+        return []
+    return list(range(r[0], r[1] + 1))
+
+
+def _is_zero_point(arg: Argument) -> bool:
+    return arg.name.endswith("_zp")
+
+
+def pair_obligations(
+    spec: Spec, level: Level, op_spec: OperatorSpec, mode: TypeSupport
+) -> PairObligations:
+    """Every coverage obligation of (operator, mode), from the spec model."""
+    from reference.compliance import DOT_PRODUCT_OPERATORS
+    from strategies.ties import tie_kinds
+
+    obs: list[Obligation] = []
+    na: dict[str, str] = {}
+    single = op_spec.name not in GRAPH_OPERATORS
+    if single:
+        for arg in _value_args(op_spec):
+            dt = arg_dtype(mode, arg)
+            if dt is None:
+                continue
+            classes, missing = value_classes(dt)
+            for c in classes:
+                obs.append(Obligation(f"value:{arg.name}:{c}", "edge", f"{arg.name} holds {c}"))
+            for c, why in missing.items():
+                na[f"value:{arg.name}:{c}"] = why
+    for arg in op_spec.attributes:
+        if arg.type != "tensor_t":
+            continue
+        if arg.element_type == "bool_t":
+            for v in ("true", "false"):
+                obs.append(Obligation(f"attr:{arg.name}={v}", f"attr:{arg.name}={v}", ""))
+        elif arg.element_type in spec.enums and arg.element_type not in TYPE_ENUMS:
+            names = spec.enums[arg.element_type].names()
+            # A mode that names one value (RESIZE's "signed 8, nearest") fixes it.
+            fixed = [n for n in names if n.lower().split("_")[0] in mode.mode.lower()]
+            for name in fixed or names:
+                obs.append(Obligation(f"attr:{arg.name}={name}", f"attr:{arg.name}={name}", ""))
+            for name in sorted(set(names) - set(fixed or names)):
+                na[f"attr:{arg.name}={name}"] = f"the mode {mode.mode!r} fixes {arg.name}"
+        elif _is_zero_point(arg):
+            dt = arg_dtype(mode, arg)
+            if dt is None or not dt.is_int:
+                continue
+            classes = ZP_CLASSES if dt.bits == 8 else ("zero",)
+            for c in classes:
+                obs.append(Obligation(f"attr:{arg.name}={c}", f"attr:{arg.name}={c}", ""))
+            if dt.bits != 8:
+                for c in ZP_CLASSES[1:]:
+                    na[f"attr:{arg.name}={c}"] = f"a {dt.name} zero point must be 0 (ERROR_IF)"
+    if single:
+        for r in _rank_values(op_spec, level):
+            obs.append(Obligation(f"shape:rank={r}", f"rank:{r}", f"a rank-{r} operand"))
+        if _value_args(op_spec) and op_spec.outputs and op_spec.outputs[0].type == "tensor_t":
+            obs.append(Obligation("shape:output>=1024", "large", "1,024 output elements"))
+            obs.append(Obligation("shape:input>=65536", "large", "65,536 input elements"))
+        out_name = op_spec.outputs[0].shape.name if op_spec.outputs else None
+        for arg in op_spec.inputs:
+            named = arg.shape.kind == "named" and out_name and arg.shape.name != out_name
+            if named and arg.type == "tensor_t" and _broadcasts(op_spec, arg):
+                obs.append(
+                    Obligation(f"shape:broadcast={arg.name}", f"broadcast:{arg.name}", "")
+                )
+    floats = _float_mode(mode)
+    for kind in sorted(tie_kinds(op_spec.name, mode, spec)):
+        obs.append(Obligation(f"round:{kind}", "ties", f"a result {kind.replace('-', ' ')}"))
+    out_dt = _output_dtype(op_spec, mode)
+    if single and out_dt is not None and out_dt.is_float and _overflows(op_spec, mode, out_dt):
+        obs.append(Obligation("result:overflow", "edge", "a result beyond the type's range"))
+    if single and out_dt is not None and out_dt.is_int and _saturates(op_spec, mode, out_dt):
+        obs.append(Obligation("result:saturate", "edge", "a result clipped to min or max"))
+    if op_spec.name in NAN_POSITION_OPERATORS and floats and single:
+        for where in ("first", "middle", "last"):
+            obs.append(Obligation(f"nan:{where}", "edge", f"NaN {where} along an axis"))
+    if op_spec.name in DOT_PRODUCT_OPERATORS and floats:
+        for s in range(-1, 6):
+            obs.append(Obligation(f"dot:set={s}", None, f"data set {s}, >= 1,000 outputs"))
+        obs.append(Obligation("dot:ks-long", "ks:long", f"KS >= {LONG_KS}"))
+    return PairObligations(op_spec.name, mode.mode, tuple(obs), na)
+
+
+# Operators whose cases are whole graphs: they get the obligations of their attributes.
+GRAPH_OPERATORS = frozenset(
+    {"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ", "CUSTOM"}
+)
+
+
+# tosa.xml's groups whose operators broadcast inputs named by another shape (shape1,
+# shape2) to the output's (shape): ERROR_IF(shape != broadcast_shape(shape1, shape2)).
+BROADCAST_GROUPS = frozenset({"elementwise-binary", "elementwise-ternary", "comparison"})
+
+
+def _broadcasts(op_spec: OperatorSpec, arg: Argument) -> bool:
+    return op_spec.group in BROADCAST_GROUPS and bool(arg.shape.name)
+
+
+def _overflows(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
+    """Whether finite inputs can give a result past the output type's largest value: a
+    sum, product or exponential, a dot product (not AVG_POOL2D: a mean stays within its
+    values), a CAST from a type with larger values."""
+    from reference.compliance import DOT_PRODUCT_OPERATORS
+
+    name = op_spec.name
+    if name == "CAST":
+        ins = [arg_dtype(mode, a) for a in _value_args(op_spec)[:1]]
+        in_dt = ins[0] if ins else None
+        top = None if in_dt is None else (in_dt.normal_max if in_dt.is_float else in_dt.max)
+        return top is not None and float(top) > float(out_dt.normal_max)  # type: ignore[arg-type]
+    if name == "AVG_POOL2D":
+        return False
+    return name in OVERFLOWING_OPERATORS or name in DOT_PRODUCT_OPERATORS
+
+
+def _saturates(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
+    """Whether the result can be clipped: a float cast to an integer, a RESCALE into a
+    type no wider than its input (CAST between integers truncates or widens, and an
+    8- or 16-bit value scaled into i32 always fits)."""
+    if op_spec.name not in SATURATING_OPERATORS:
+        return False
+    ins = [arg_dtype(mode, a) for a in _value_args(op_spec)[:1]]
+    in_dt = ins[0] if ins else None
+    if in_dt is None:
+        return False
+    if op_spec.name == "CAST":
+        return in_dt.is_float
+    return in_dt.bits >= out_dt.bits
+
+
+def _output_dtype(op_spec: OperatorSpec, mode: TypeSupport) -> DType | None:
+    outs = [a for a in op_spec.outputs if a.type == "tensor_t"]
+    return arg_dtype(mode, outs[0]) if outs else None
+
+
+def _float_mode(mode: TypeSupport) -> bool:
+    return any(
+        dtypes.dtype(v).is_float for k, v in mode.bindings.items() if k != "TABLE_SIZE" and v != "-"
+    )
+
+
+# -- facts: what a vector shows ---------------------------------------------------------
+
+
+def _class_masks(dt: DType, a: np.ndarray) -> dict[str, bool]:
+    if not (dt.kind in ("bool", "int") or dt.is_float):
+        return {}  # shape values: indices and sizes, no value classes
+    if dt.kind == "bool":
+        return {"true": bool(np.any(a)), "false": bool(np.any(~a.astype(bool)))}
+    if dt.kind == "int":
+        v = a.astype(np.int64)
+        return {
+            "min": bool(np.any(v == int(dt.min))),  # type: ignore[arg-type]
+            "max": bool(np.any(v == int(dt.max))),  # type: ignore[arg-type]
+            "zero": bool(np.any(v == 0)),
+            "one": bool(np.any(v == 1)),
+            "minus-one": bool(np.any(v == -1)),
+        }
+    x = a.astype(np.float64)
+    nmin = float(dt.normal_min)  # type: ignore[arg-type]
+    smallest = nmin * 2.0 ** -int(dt.normal_frac)  # type: ignore[arg-type]
+    mag = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        return {
+            "+0": bool(np.any((x == 0) & ~np.signbit(x))),
+            "-0": bool(np.any((x == 0) & np.signbit(x))),
+            "+inf": bool(np.any(x == np.inf)),
+            "-inf": bool(np.any(x == -np.inf)),
+            "nan": bool(np.any(np.isnan(x))),
+            "subnormal-min": bool(np.any(mag == smallest)),
+            "subnormal-max": bool(np.any(mag == nmin - smallest)),
+            "normal-min": bool(np.any(mag == nmin)),
+            "finite-max": bool(np.any(mag == float(dt.normal_max))),  # type: ignore[arg-type]
+        }
+
+
+def _nan_positions(x: np.ndarray, axis: int | None) -> set[str]:
+    """Where NaNs sit along ``axis`` (else the last axis) of a float tensor."""
+    if x.ndim == 0 or not x.size:
+        return set()
+    ax = x.ndim - 1 if axis is None else axis % x.ndim
+    n = x.shape[ax]
+    idx = np.nonzero(np.isnan(x.astype(np.float64)))[ax] if n else np.array([], int)
+    out = set()
+    if np.any(idx == 0):
+        out.add("first")
+    if n >= 3 and np.any(idx == n - 1):
+        out.add("last")
+    if n >= 3 and np.any((idx > 0) & (idx < n - 1)):
+        out.add("middle")
+    return out
+
+
+def _nontrivial(shape: tuple[int, ...]) -> bool:
+    """Dimensions above 1 on at least half the axes (a rank-6 [1,1,1,1,1,1] tests no
+    indexing at all)."""
+    return sum(d > 1 for d in shape) * 2 >= len(shape)
+
+
+def vector_facts(spec: Spec, vector: Any) -> set[str]:
+    """The obligation keys a valid vector meets, read from its data.
+
+    ``vector`` is a ``vectors.pack_model.Vector`` (or LoadedVector), or a drawn
+    ``strategies.case.Case`` (no expected outputs yet: no tie or dot-product facts)."""
+    from conformance.builder import map_operands
+    from strategies.ties import tie_facts
+
+    facts: set[str] = set()
+    block = vector.graph.main
+    ops = [op for op in block.operators if op.op == vector.operator]
+    if not ops:
+        return facts
+    op = ops[0]
+    op_spec = spec.operator(op.op)
+    mode = op_spec.mode(vector.mode)
+    attrs = dict(op.attributes)
+    for arg in op_spec.attributes:
+        if arg.name not in attrs:
+            if arg.element_type == "bool_t" and arg.name == "local_bound":
+                attrs[arg.name] = False  # absent: the default
+            else:
+                continue
+        v = attrs[arg.name]
+        if isinstance(v, bool | np.bool_):
+            facts.add(f"attr:{arg.name}={'true' if v else 'false'}")
+        elif isinstance(v, str):
+            facts.add(f"attr:{arg.name}={v}")
+        elif _is_zero_point(arg):
+            dt = arg_dtype(mode, arg)
+            if dt is None or not dt.is_int:
+                continue
+            z = np.asarray(v).astype(np.int64).reshape(-1)
+            if z.size:
+                zi = int(z[0])
+                facts.add("attr:" + arg.name + ("=zero" if zi == 0 else "=nonzero"))
+                if zi == int(dt.min):  # type: ignore[arg-type]
+                    facts.add(f"attr:{arg.name}=min")
+                if zi == int(dt.max):  # type: ignore[arg-type]
+                    facts.add(f"attr:{arg.name}=max")
+    if len(block.operators) != 1 or not hasattr(vector, "inputs"):
+        return facts  # a graph: its inputs are not the operator's arguments
+    try:
+        operands = map_operands(op_spec, op)
+    except Exception:
+        return facts
+    values: dict[str, np.ndarray] = {}
+    total_in = 0
+    for arg in op_spec.inputs:
+        for tname in operands.inputs.get(arg.name, []):
+            t = block.tensors[tname]
+            data = vector.inputs.get(tname, t.data)
+            if arg.type in ("tensor_t", "tensor_list_t"):
+                total_in += t.size
+            if data is None:
+                continue
+            data = np.asarray(data)
+            values.setdefault(arg.name, data)
+            dt = arg_dtype(mode, arg)
+            if dt is None or arg.type not in ("tensor_t", "tensor_list_t"):
+                continue
+            for c, hit in _class_masks(dt, data).items():
+                if hit:
+                    facts.add(f"value:{arg.name}:{c}")
+            if op.op in NAN_POSITION_OPERATORS and dt.is_float:
+                axis = attrs.get("axis")
+                ax = int(np.asarray(axis).reshape(-1)[0]) if axis is not None else None
+                if op.op in ("MAX_POOL2D", "AVG_POOL2D") and data.ndim == 4:
+                    ax = 1  # along H: the first, middle and last rows of windows
+                facts |= {f"nan:{w}" for w in _nan_positions(data, ax)}
+    ranked = _ranked_arg(op_spec)
+    names = [] if ranked is None else (operands.inputs | operands.outputs).get(ranked.name, [])
+    if names:
+        t = block.tensors[names[0]]
+        if t.rank == 0 or _nontrivial(t.shape):
+            facts.add(f"shape:rank={t.rank}")
+    outs = [block.tensors[n] for ns in operands.outputs.values() for n in ns]
+    if outs:
+        out = outs[0]
+        if out.size >= LARGE_OUTPUT:
+            facts.add("shape:output>=1024")
+        for arg in op_spec.inputs:
+            for tname in operands.inputs.get(arg.name, []):
+                t = block.tensors[tname]
+                same_rank = t.rank == out.rank and t.rank > 0
+                if same_rank and t.shape != out.shape and op_spec.group in BROADCAST_GROUPS:
+                    facts.add(f"shape:broadcast={arg.name}")
+    if total_in >= LARGE_INPUT:
+        facts.add("shape:input>=65536")
+    expected = getattr(vector, "expected", None) or {}
+    facts |= _result_facts(op_spec, mode, expected)
+    facts |= {f"round:{f}" for f in tie_facts(op.op, mode, values, attrs, expected, spec)}
+    for name, check in (getattr(vector, "checks", None) or {}).items():
+        d = check.descriptor
+        params = getattr(d, "params", None) if d is not None else None
+        ks = getattr(params, "ks", None)
+        if ks is None:
+            continue
+        out_t = block.tensors.get(name)
+        n_out = out_t.size if out_t is not None else 0
+        if n_out >= _min_dot_products():
+            facts.add(f"dot:set={getattr(vector, 'data_set', -1)}")
+        if ks >= LONG_KS:
+            facts.add("dot:ks-long")
+    return facts
+
+
+def _result_facts(
+    op_spec: OperatorSpec, mode: TypeSupport, expected: Mapping[str, np.ndarray]
+) -> set[str]:
+    """Overflow: an exact (float64) result finite but beyond the output type's largest
+    value, so it must round to infinity (or saturate, for types without one).
+    Saturation: an integer result at the output type's min or max."""
+    out_dt = _output_dtype(op_spec, mode)
+    names = [a.name for a in op_spec.outputs]
+    if out_dt is None or not names or names[0] not in expected:
+        return set()
+    x = np.asarray(expected[names[0]])
+    if out_dt.is_float:
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(x) & (np.abs(x.astype(np.float64)) > float(out_dt.normal_max))  # type: ignore[arg-type]
+        return {"result:overflow"} if bool(np.any(big)) else set()
+    if out_dt.is_int:
+        v = x.astype(np.int64)
+        hit = np.any(v == int(out_dt.min)) or np.any(v == int(out_dt.max))  # type: ignore[arg-type]
+        return {"result:saturate"} if bool(hit) else set()
+    return set()
+
+
+def _min_dot_products() -> int:
+    from reference.compliance import MIN_DOT_PRODUCTS
+
+    return int(MIN_DOT_PRODUCTS)
+
+
+# -- the pack's record ----------------------------------------------------------------
+
+
+@dataclass
+class PairCoverage:
+    """What a pack shows for one pair."""
+
+    operator: str
+    mode: str
+    met: list[str]
+    unmet: dict[str, str]  # key -> why
+    not_applicable: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "mode": self.mode,
+            "met": sorted(self.met),
+            "unmet": dict(sorted(self.unmet.items())),
+            "not_applicable": dict(sorted(self.not_applicable.items())),
+        }
+
+
+RULE_KINDS = ("REQUIRE", "ERROR_IF", "LEVEL_CHECK")
+
+
+def forbidden_by_rule(reason: str) -> bool:
+    """Whether an unmet obligation's reason is a rule of the spec that refuses every such
+    case (``REQUIRE value2 != 0``): a property of the operator, not a gap of the pack."""
+    return reason.startswith(RULE_KINDS)
+
+
+def coverage(
+    pair: PairObligations, facts: Iterable[str], reasons: Mapping[str, str] | None = None
+) -> PairCoverage:
+    """Which of ``pair``'s obligations the facts meet; an unmet one takes its reason from
+    ``reasons`` (what the generator learnt trying to meet it), else "no vector has it"."""
+    seen = set(facts)
+    reasons = reasons or {}
+    met = [k for k in pair.obligation_keys() if k in seen]
+    why = "no generated vector has it"
+    unmet = {k: reasons.get(k, why) for k in pair.obligation_keys() if k not in seen}
+    return PairCoverage(pair.operator, pair.mode, met, unmet, dict(pair.not_applicable))

@@ -1,0 +1,181 @@
+"""Pooling geometry for the MAX_POOL2D and AVG_POOL2D recipes: per axis a kernel, a
+stride and two pads below the kernel, then the output size, and the input size
+follows as ``(O - 1) * stride + kernel - pads`` (so ``idiv_check`` divides evenly and
+every window holds at least one real tap).
+
+AVG_POOL2D is a dot product with weights 1/KS (KS = kernel_y * kernel_x): its
+geometry starts from the kernel, near an aimed KS, then the channels and the axes
+(each with a least output size), and last the batch, raised until there are the
+outputs the :class:`DotAim` asks for (MIN_DOT_PRODUCTS for floating-point modes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from strategies.recipes import RecipeContext
+from strategies.recipes.data_sets import DotAim, log_uniform, near, sizes_with_product
+from strategies.shapes import Budget
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One spatial axis of a pooling window: the ERROR_IFs hold by construction."""
+
+    size: int  # IH or IW
+    kernel: int
+    stride: int
+    pad_before: int  # pad_top or pad_left
+    pad_after: int
+    out: int  # OH or OW
+
+
+@st.composite
+def pool_axis(
+    draw: st.DrawFn, room: int, kernel_cap: int, stride_cap: int, padded: bool, label: str
+) -> Axis:
+    """An axis whose input size is at most ``room``.
+
+    With kernel and stride at most ``room``, the smallest valid output size already
+    gives an input of at most max(kernel, stride), so a valid output size exists.
+    Strides of 1 and of the kernel size (the common networks' choices) are drawn
+    on purpose; any other stride, above the kernel too, is drawn as well."""
+    room = max(1, room)
+    k_cap = max(1, min(kernel_cap, room))
+    # Mostly the small kernels networks use; any size up to the cap as well.
+    k = draw(
+        st.one_of(st.integers(1, min(4, k_cap)), st.integers(1, k_cap)), label=f"{label}: kernel"
+    )
+    s_cap = max(1, min(stride_cap, room))
+    s = draw(
+        st.one_of(st.just(1), st.just(min(k, s_cap)), st.integers(1, s_cap)),
+        label=f"{label}: stride",
+    )
+    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before") if padded else 0
+    p1 = draw(st.integers(0, k - 1), label=f"{label}: pad after") if padded else 0
+    return _axis(draw, k, s, p0, p1, room, 1, label)
+
+
+def _axis(
+    draw: st.DrawFn, k: int, s: int, p0: int, p1: int, room: int, out_min: int, label: str
+) -> Axis:
+    base = k - p0 - p1  # the input size that gives one output
+    o_min = 1 if base >= 1 else 1 + -(-(1 - base) // s)
+    o_max = max(o_min, 1 + (room - base) // s)
+    o = draw(st.integers(max(o_min, min(out_min, o_max)), o_max), label=f"{label}: output size")
+    return Axis((o - 1) * s + base, k, s, p0, p1, o)
+
+
+def dot_axis(draw: st.DrawFn, k: int, room: int, out_min: int, stride_cap: int, label: str) -> Axis:
+    """An axis with kernel ``k``, input at most ``room`` and at least ``out_min``
+    outputs where the room allows: the stride leaves room for them, and the pads
+    (below the kernel) make up what the kernel's extent takes."""
+    room, out_min = max(1, room), max(1, out_min)
+    s_cap = max(1, min(stride_cap, room, (room - 1) // max(1, out_min - 1)))
+    kind = draw(st.integers(0, 2), label=f"{label}: stride kind")
+    s = (1, min(k, s_cap), 0)[kind] or draw(st.integers(1, s_cap), label=f"{label}: stride")
+    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
+    need = (out_min - 1) * s + k - p0 - room  # more padding needed after
+    p1_lo = min(k - 1, max(0, need))
+    p1 = draw(st.integers(p1_lo, k - 1), label=f"{label}: pad after")
+    return _axis(draw, k, s, p0, p1, room, out_min, label)
+
+
+def same_axis(draw: st.DrawFn, k: int, size: int, label: str) -> Axis:
+    """Stride 1 and pads adding up to kernel - 1: the output as large as the input."""
+    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
+    return Axis(size, k, 1, p0, k - 1 - p0, size)
+
+
+def pool_geometry(draw: st.DrawFn, rc: RecipeContext) -> tuple[int, Axis, Axis, int]:
+    """(N, y axis, x axis, C) within the budget (MAX_POOL2D)."""
+    budget = rc.budget.max_elements
+    max_dim = rc.budget.max_dim
+    kernel_cap = min(rc.level["MAX_KERNEL"], max_dim)
+    stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
+    first_room = min(max_dim, max(1, math.isqrt(budget)))
+    y_first = draw(st.booleans(), label="y axis drawn first")
+    padded = draw(st.booleans(), label="padded")
+    a = draw(pool_axis(first_room, kernel_cap, stride_cap, padded, "first axis"))
+    room = min(max_dim, max(1, budget // a.size))
+    b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis"))
+    y, x = (a, b) if y_first else (b, a)
+    rest = max(1, budget // (y.size * x.size))
+    n = draw(st.integers(1, min(rest, max_dim)), label="N")
+    c = draw(st.integers(1, max(1, min(max_dim, rest // n))), label="C")
+    return n, y, x, c
+
+
+def _kernel_cap(rc: RecipeContext) -> int:
+    """Kernel sizes up to the default budget's max_dim (64): a large job's wider
+    max_dim is for spreading tensors over axes, not for 2048-tap windows."""
+    return max(1, min(rc.level["MAX_KERNEL"], rc.budget.max_dim, Budget().max_dim))
+
+
+def window_cap(rc: RecipeContext) -> int:
+    """The largest kernel_y * kernel_x the level and budget allow."""
+    return min(rc.budget.max_elements, _kernel_cap(rc) ** 2)
+
+
+def avg_pool_geometry(
+    draw: st.DrawFn, rc: RecipeContext, aim: DotAim
+) -> tuple[int, Axis, Axis, int]:
+    """(N, y axis, x axis, C) of an AVG_POOL2D with KS near the aim and at least
+    aim.outputs outputs where the budget holds them."""
+    budget, max_dim = rc.budget.max_elements, rc.budget.max_dim
+    k_cap = _kernel_cap(rc)
+    window_high = min(window_cap(rc), max(2 * aim.ks_low, 2 * aim.ks_goal))
+    ky, kx = sizes_with_product(
+        draw, [k_cap, k_cap], aim.ks_low, window_high, aim.ks_goal, "kernel"
+    )
+    c = log_uniform(draw, 1, max(1, min(4 * max_dim, aim.outputs_cap // 2)), "C")
+    in_room, out_room = max(1, budget // c), max(1, aim.outputs_cap // c)
+    p_low, p_goal = -(-aim.outputs // c), aim.outputs_goal / c
+    y_first = draw(st.booleans(), label="y axis drawn first")
+    kernels = (ky, kx) if y_first else (kx, ky)
+    stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
+    axes = []
+    for left, k in zip((2, 1), kernels, strict=True):
+        share = max(1, min(max_dim, round(in_room ** (1 / left)) * 2))
+        out_cap = max(1, min(max_dim, round(out_room ** (1 / left)) * 2, share))
+        least = min(out_cap, math.ceil(p_low ** (1 / left)))
+        out_min = near(
+            draw, least, out_cap, max(1.0, p_goal) ** (1 / left), f"{len(axes)}: outputs"
+        )
+        a = dot_axis(draw, k, share, out_min, stride_cap, f"axis {len(axes)}")
+        axes.append(a)
+        in_room, out_room = max(1, in_room // a.size), max(1, out_room // a.out)
+        p_low, p_goal = -(-p_low // a.out), p_goal / a.out
+    y, x = axes if y_first else axes[::-1]
+    n = _batch(draw, y, x, c, budget, aim)
+    if n is None:  # same-size pooling (stride 1): the outputs always fit
+        low = -(-aim.outputs // c)
+        high = max(low, min(budget // c, aim.outputs_cap // c))
+        ih, iw = sizes_with_product(
+            draw, [max_dim, max_dim], low, high, aim.outputs_goal / c, "IH, IW"
+        )
+        y, x = same_axis(draw, ky, ih, "y"), same_axis(draw, kx, iw, "x")
+        n = _batch(draw, y, x, c, budget, aim) or 1
+    return n, y, x, c
+
+
+def _batch(draw: st.DrawFn, y: Axis, x: Axis, c: int, budget: int, aim: DotAim) -> int | None:
+    per_in, per_out = y.size * x.size * c, y.out * x.out * c
+    hi = min(budget // per_in, aim.outputs_cap // per_out)
+    lo = max(-(-aim.outputs // per_out), min(hi, -(-aim.inputs // per_in)))
+    if lo > hi:
+        return None
+    goal = max(1.0, aim.outputs_goal / per_out)
+    return near(draw, lo, min(hi, max(lo, 4, round(goal))), goal, "N")
+
+
+def pool_attributes(y: Axis, x: Axis) -> dict[str, Any]:
+    return {
+        "kernel": (y.kernel, x.kernel),
+        "stride": (y.stride, x.stride),
+        "pad": (y.pad_before, y.pad_after, x.pad_before, x.pad_after),
+    }

@@ -1,0 +1,86 @@
+"""The runner's optional batch hook: vectors prepared together, judged one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.backends.base import batch_size
+from conformance.cli.main import main
+from conformance.runner import CRASHED, INFO, PASSED, run_pack
+
+BACKENDS = Path(__file__).parent / "batching_backends.py"
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pack") / "p"
+    argv = ["generate", "--profile", "MI", "--ops", "ADD", "--examples", "2", "--quiet"]
+    argv += ["--no-targeted", "--no-levels", "-o", str(out), "--jobs", "1"]
+    assert main(argv) == 0
+    return out
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "batches.log"
+    path.touch()
+    monkeypatch.setenv("TOSA_TEST_BATCH_LOG", str(path))
+    return path
+
+
+def _batches(log: Path) -> list[list[str]]:
+    return [line.split() for line in log.read_text().splitlines()]
+
+
+def test_batch_size_is_optional() -> None:
+    class Plain:
+        name = "plain"
+
+    class NoPrepare:
+        batch_size = 8
+
+    class Batched:
+        batch_size = 8
+
+        def prepare(self, vectors: object, workdir: object) -> None: ...
+
+    assert batch_size(Plain()) == 1 and batch_size(NoPrepare()) == 1
+    assert batch_size(Batched()) == 8
+
+
+def test_vectors_are_prepared_in_batches_and_each_is_judged(pack: Path, log: Path) -> None:
+    report = run_pack(pack, f"python:{BACKENDS}:plain", jobs=2)
+    assert report.results and all(r.verdict in (PASSED, INFO) for r in report.results)
+    batches = _batches(log)
+    # Every vector prepared exactly once, in the pack's order, four at a time.
+    names = [r.vector for r in report.results]
+    assert sorted(n for b in batches for n in b) == sorted(names)
+    assert all(len(b) <= 4 for b in batches) and max(len(b) for b in batches) == 4
+    assert len(batches) == -(-len(names) // 4)
+
+
+@pytest.mark.parametrize("factory", ["dies", "hangs", "raises"])
+def test_a_batch_that_cannot_be_prepared_runs_one_by_one(
+    pack: Path, log: Path, factory: str
+) -> None:
+    report = run_pack(pack, f"python:{BACKENDS}:{factory}", jobs=2, timeout=2)
+    assert report.results and all(r.verdict in (PASSED, INFO) for r in report.results), [
+        (r.vector, r.verdict, r.detail) for r in report.results if r.verdict not in (PASSED, INFO)
+    ]
+    # Each batch was tried once; after a death or a hang its vectors went one by one
+    # (never prepared again), and all of them passed.
+    batches = _batches(log)
+    assert len(batches) == -(-len(report.results) // 4)
+    assert sorted(n for b in batches for n in b) == sorted(r.vector for r in report.results)
+
+
+def test_a_vector_that_kills_the_worker_after_preparing_is_the_only_one_lost(
+    pack: Path, log: Path
+) -> None:
+    report = run_pack(pack, f"python:{BACKENDS}:dies_running", jobs=2, timeout=5)
+    bad = [r for r in report.results if r.vector.endswith("_001")]
+    assert bad and all(r.verdict == CRASHED and "exit 4" in r.detail for r in bad)
+    good = [r for r in report.results if not r.vector.endswith("_001")]
+    assert good and all(r.verdict in (PASSED, INFO) for r in good)

@@ -1,0 +1,63 @@
+"""Hand-made one-operator cases for the mutant tests: a graph, its inputs, and the
+vector a backend runs (shared by tests/backends/test_mutants*.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conformance.builder import single_operator_graph
+from conformance.dtypes import dtype
+from conformance.graph import Graph
+from vectors.pack_model import LoadedVector, Provenance, Requirements
+
+
+@dataclass
+class Case:
+    graph: Graph
+    inputs: dict[str, np.ndarray]
+
+    def vector(self) -> LoadedVector:
+        return LoadedVector(
+            name="case",
+            operator=self.graph.main.operators[0].op,
+            mode="",
+            kind="valid",
+            graph=self.graph,
+            inputs=self.inputs,
+            expected={},
+            checks={},
+            requirements=Requirements((), (), "8K"),
+            provenance=Provenance("test", 0, 0, ""),
+        )
+
+
+Operand = tuple[str, Any, str]  # (name, value, type)
+
+
+def case(
+    op: str,
+    inputs: Sequence[Operand],
+    outputs: Sequence[tuple[str, Sequence[int], str]],
+    consts: Sequence[str] = (),
+    **attrs: Any,
+) -> Case:
+    """One operator; the inputs named in ``consts`` are constant tensors."""
+    values = {n: np.asarray(v).astype(dtype(dt).storage) for n, v, dt in inputs}
+    graph = single_operator_graph(
+        op,
+        [(n, values[n].shape, dt) for n, _, dt in inputs],
+        [(n, tuple(s), dt) for n, s, dt in outputs],
+        attrs,
+        constants={n: values[n] for n in consts},
+        strict=False,
+    )
+    return Case(graph, {n: v for n, v in values.items() if n not in consts})
+
+
+def unary(op: str, x: Any, dt: str, out_dt: str | None = None, **attrs: Any) -> Case:
+    arr = np.asarray(x)
+    return case(op, [("x", arr, dt)], [("y", arr.shape, out_dt or dt)], **attrs)
