@@ -95,6 +95,7 @@ class Plan:
 
 # Tries a targeted job gets to draw a case that meets its aim.
 AIM_TRIES = 12
+AIMS_PER_TARGET = 3  # second-round jobs per (pair, target)
 
 
 def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
@@ -167,13 +168,18 @@ def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]
     for (operator, mode), facts in sorted(coverage.items()):
         op_spec = spec.operator(operator)
         obligations = pair_obligations(spec, claim.level, op_spec, op_spec.mode(mode))
-        aimed: set[str] = set()
+        per_target: dict[str, int] = {}
         for o in obligations.obligations:
-            if o.key in facts or o.target is None or o.target in aimed:
+            if o.key in facts or o.target is None:
                 continue
-            aimed.add(o.target)
+            # One job per unmet obligation, at most AIMS_PER_TARGET per target (the
+            # edge target serves every value class: a few edge cases suffice).
+            n = per_target.get(o.target, 0)
+            if n >= AIMS_PER_TARGET:
+                continue
+            per_target[o.target] = n + 1
             # A rank the first round's draws missed gets its first job here.
-            index = 0 if o.target.startswith("rank:") else 1
+            index = (0 if o.target.startswith("rank:") else 1) + n
             jobs.append(Job(operator, mode, "valid", index, target=o.target, aim=o.key))
     return jobs
 

@@ -236,7 +236,14 @@ def pair_obligations(
     if op_spec.name in DOT_PRODUCT_OPERATORS and floats:
         for s in range(-1, 6):
             obs.append(Obligation(f"dot:set={s}", None, f"data set {s}, >= 1,000 outputs"))
-        obs.append(Obligation("dot:ks-long", "ks:long", f"KS >= {LONG_KS}"))
+        if op_spec.name == "REDUCE_SUM":  # KS and the outputs share one input tensor
+            room = 2 * LARGE_INPUT // _min_dot_products()
+            na["dot:ks-long"] = (
+                f"1,000 outputs of KS {LONG_KS} need {LONG_KS * 1000:,} input elements in one "
+                f"tensor; the large budget ({2 * LARGE_INPUT:,}) holds KS {room} at most"
+            )
+        else:
+            obs.append(Obligation("dot:ks-long", "ks:long", f"KS >= {LONG_KS}"))
     return PairObligations(op_spec.name, mode.mode, tuple(obs), na)
 
 
