@@ -185,11 +185,9 @@ def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]
 
 
 def _is_float_mode(mode: TypeSupport) -> bool:
-    from conformance import dtypes
+    from strategies.obligations import float_mode
 
-    return any(
-        dtypes.dtype(v).is_float for k, v in mode.bindings.items() if k != "TABLE_SIZE" and v != "-"
-    )
+    return float_mode(mode)
 
 
 @dataclass(frozen=True)

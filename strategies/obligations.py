@@ -222,7 +222,7 @@ def pair_obligations(
                 obs.append(
                     Obligation(f"shape:broadcast={arg.name}", f"broadcast:{arg.name}", "")
                 )
-    floats = _float_mode(mode)
+    floats = float_mode(mode)
     for kind in sorted(tie_kinds(op_spec.name, mode, spec)):
         obs.append(Obligation(f"round:{kind}", "ties", f"a result {kind.replace('-', ' ')}"))
     out_dt = _output_dtype(op_spec, mode)
@@ -299,7 +299,8 @@ def _output_dtype(op_spec: OperatorSpec, mode: TypeSupport) -> DType | None:
     return arg_dtype(mode, outs[0]) if outs else None
 
 
-def _float_mode(mode: TypeSupport) -> bool:
+def float_mode(mode: TypeSupport) -> bool:
+    """Whether some type the mode binds is a floating-point one."""
     return any(
         dtypes.dtype(v).is_float for k, v in mode.bindings.items() if k != "TABLE_SIZE" and v != "-"
     )

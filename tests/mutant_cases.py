@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from conformance.backends.base import BackendResult
 from conformance.builder import single_operator_graph
 from conformance.dtypes import dtype
 from conformance.graph import Graph
+from reference.expectations import expect
 from vectors.pack_model import LoadedVector, Provenance, Requirements
 
 
@@ -61,3 +64,16 @@ def case(
 def unary(op: str, x: Any, dt: str, out_dt: str | None = None, **attrs: Any) -> Case:
     arr = np.asarray(x)
     return case(op, [("x", arr, dt)], [("y", arr.shape, out_dt or dt)], **attrs)
+
+
+def run(backend: Any, c: Case, tmp_path: Path) -> BackendResult:
+    assert backend.unsupported(c.vector()) is None
+    return backend.run(c.vector(), tmp_path)  # type: ignore[no-any-return]
+
+
+def failures(c: Case, result: BackendResult) -> list[str]:
+    """The compliance failures of ``result`` against the reference expectation."""
+    exp = expect(c.graph, c.inputs)
+    assert exp.outcome.valid, str(exp.outcome)
+    verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
+    return [f"{n}: {v.message}" for n, v in verdicts.items() if not v.passed]

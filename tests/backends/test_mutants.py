@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from mutant_cases import Case, case, unary
+from mutant_cases import Case, case, failures, run, unary
 
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.mutant_catalog import CATALOGUE
@@ -24,7 +24,6 @@ from conformance.backends.mutants import (
 from conformance.backends.reference import ReferenceBackend
 from conformance.dtypes import dtype
 from reference import registry
-from reference.expectations import expect
 from reference.ops import tensor_pool_fft
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mutants.md"
@@ -316,17 +315,6 @@ CASES: dict[str, Callable[[], Case]] = {
 }
 
 
-def run(backend: Any, c: Case, tmp_path: Path) -> BackendResult:
-    assert backend.unsupported(c.vector()) is None
-    return backend.run(c.vector(), tmp_path)  # type: ignore[no-any-return]
-
-
-def failures(c: Case, result: BackendResult) -> list[str]:
-    """The compliance failures of ``result`` against the reference expectation."""
-    exp = expect(c.graph, c.inputs)
-    assert exp.outcome.valid, str(exp.outcome)
-    verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
-    return [f"{n}: {v.message}" for n, v in verdicts.items() if not v.passed]
 
 
 # -- the catalogue -------------------------------------------------------------------------

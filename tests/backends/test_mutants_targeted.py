@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mutant_cases import Case, case, unary
+from mutant_cases import Case, case, failures, run, unary
 
-from conformance.backends.base import BackendResult
 from conformance.backends.mutant_catalog import CATALOGUE
 from conformance.backends.mutant_catalog_shapes import LANES
 from conformance.backends.mutant_tools import SPEC_RULES
@@ -400,17 +399,6 @@ CASES: dict[str, tuple[Sequence[Build], Sequence[Build]]] = {
 # -- the tests -----------------------------------------------------------------------------
 
 
-def run(backend: Any, c: Case, tmp_path: Path) -> BackendResult:
-    assert backend.unsupported(c.vector()) is None
-    return backend.run(c.vector(), tmp_path)  # type: ignore[no-any-return]
-
-
-def failures(c: Case, result: BackendResult) -> list[str]:
-    """The compliance failures of ``result`` against the reference expectation."""
-    exp = expect(c.graph, c.inputs)
-    assert exp.outcome.valid, str(exp.outcome)
-    verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
-    return [f"{n}: {v.message}" for n, v in verdicts.items() if not v.passed]
 
 
 def same_as_reference(c: Case, tmp_path: Path, name: str) -> None:
