@@ -141,3 +141,17 @@ def test_a_smaller_pack_only_by_an_explicit_option(tmp_path: Path) -> None:
     assert not full_index["coverage"][0]["unmet"] or all(
         "REQUIRE" in why for why in full_index["coverage"][0]["unmet"].values()
     )
+
+
+def test_an_attribute_value_the_spec_forbids_is_named_by_its_rule(tmp_path: Path) -> None:
+    # RESCALE 8-bit to 32-bit: ERROR_IF(out_t == i32_t && input_unsigned) and
+    # make_unsigned's ERROR_IF(in_t != i8_t && in_t != i16_t) for an i32 output refuse
+    # every case with either flag set, so the aimed jobs cannot meet them.
+    out = tmp_path / "p"
+    assert main(["generate", "--profile", "BI", "--ops", "RESCALE", "--examples", "1",
+                 "--no-negative", "--no-levels", "--quiet", "-o", str(out)]) == 0  # fmt: skip
+    record = {(c["operator"], c["mode"]): c for c in _index(out)["coverage"]}
+    unmet = record[("RESCALE", "8-bit to 32-bit")]["unmet"]
+    assert unmet["attr:input_unsigned=true"] == "ERROR_IF out_t == i32_t && input_unsigned"
+    assert unmet["attr:output_unsigned=true"].startswith("ERROR_IF")
+    assert "attr:input_unsigned=true" in record[("RESCALE", "8-bit to 8-bit")]["met"]
