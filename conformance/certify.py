@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.claims import Claim, required_modes
-from conformance.runner import FAILURES, PASSED, SKIPPED, RunReport, VectorResult
+from conformance.runner import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
 from conformance.spec import Spec
 
 # Operators no pack can test: the spec leaves what they compute to the implementation.
@@ -48,13 +48,25 @@ class PairResult:
     worst_margin: float | None = None
     failures: list[VectorResult] = field(default_factory=list)
     skip_reasons: list[str] = field(default_factory=list)
+    # Vectors listed in --known-failures (XFAIL or XPASS): a pair with one is not met.
+    known: list[VectorResult] = field(default_factory=list)
+    # Vectors of every kind that passed (valid and must-fail), as 'run' counts them;
+    # ``passed`` counts the valid ones, which decide "met".
+    vectors_passed: int = 0
+    # Why a capability manifest does not claim the pair (its vectors are skipped): the
+    # pair is "not claimed", outside the subset certified.
+    unclaimed: str | None = None
 
     @property
     def status(self) -> str:
+        if self.unclaimed is not None:  # outside the subset, testable or not
+            return "not claimed"
         if self.operator in UNTESTABLE_OPERATORS:
             return "not testable"
         if self.failed:
             return "failed"
+        if any(r.verdict == XFAIL for r in self.known):
+            return "known failure"
         if self.passed == 0:
             return "not met"  # nothing ran: missing, or every vector skipped
         return "met"
@@ -67,10 +79,13 @@ class PairResult:
             "status": self.status,
             "vectors_run": self.run,
             "passed": self.passed,
+            "vectors_passed": self.vectors_passed,
             "failed": self.failed,
             "skipped": self.skipped,
             "worst_margin": self.worst_margin,
             "failures": [r.vector for r in self.failures],
+            "known_failures": [r.vector for r in self.known],
+            **({} if self.unclaimed is None else {"unclaimed": self.unclaimed}),
         }
 
 
@@ -86,7 +101,7 @@ def pack_pairs(pack_path: Path) -> dict[tuple[str, str], dict[str, int]]:
     return out
 
 
-def check_pack(spec: Spec, claim: Claim, pack_path: Path) -> None:
+def check_pack(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = None) -> None:
     """Refuse a pack that cannot certify the claim: corrupt, for another spec or level,
     or without valid vectors for some required pair."""
     from vectors.pack import open_pack, verify_pack
@@ -115,7 +130,9 @@ def check_pack(spec: Spec, claim: Claim, pack_path: Path) -> None:
     missing = [
         m
         for m in required_modes(spec, claim)
-        if not have.get(m.key, {}).get("valid") and m.operator not in UNTESTABLE_OPERATORS
+        if not have.get(m.key, {}).get("valid")
+        and m.operator not in UNTESTABLE_OPERATORS
+        and (manifest is None or manifest.claims(m))  # a subset needs its pairs only
     ]
     if missing:
         shown = ", ".join(f"{m.operator} [{m.mode}]" for m in missing[:5])
@@ -126,9 +143,14 @@ def check_pack(spec: Spec, claim: Claim, pack_path: Path) -> None:
         )
 
 
-def tally(spec: Spec, claim: Claim, report: RunReport) -> list[PairResult]:
+def tally(spec: Spec, claim: Claim, report: RunReport, manifest: Any = None) -> list[PairResult]:
     pairs = {
-        m.key: PairResult(m.operator, m.mode, [sorted(r) for r in m.requirements])
+        m.key: PairResult(
+            m.operator,
+            m.mode,
+            [sorted(r) for r in m.requirements],
+            unclaimed=None if manifest is None else manifest.unclaimed_reason(m),
+        )
         for m in required_modes(spec, claim)
     }
     for r in report.results:
@@ -141,7 +163,10 @@ def tally(spec: Spec, claim: Claim, report: RunReport) -> list[PairResult]:
                 pair.skip_reasons.append(r.detail)
             continue
         pair.run += 1
-        if r.verdict == PASSED:
+        if r.verdict in (XFAIL, XPASS):
+            pair.known.append(r)
+        if r.verdict in (PASSED, XPASS):
+            pair.vectors_passed += 1
             if r.kind == "valid":
                 pair.passed += 1
         elif r.verdict in FAILURES:
@@ -203,7 +228,7 @@ class PackCoverage:
         return out
 
 
-def pack_coverage(spec: Spec, claim: Claim, pack_path: Path) -> PackCoverage:
+def pack_coverage(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = None) -> PackCoverage:
     from vectors.pack import open_pack
 
     with open_pack(pack_path) as pack:
@@ -211,7 +236,7 @@ def pack_coverage(spec: Spec, claim: Claim, pack_path: Path) -> PackCoverage:
         record = pack.coverage
     if record is None:
         return PackCoverage(options, False)
-    wanted = {m.key for m in required_modes(spec, claim)}
+    wanted = {m.key for m in required_modes(spec, claim) if manifest is None or manifest.claims(m)}
     from strategies.obligations import forbidden_by_rule
 
     met = 0
@@ -241,10 +266,35 @@ class Certificate:
     date: str
     pack: PackCoverage | None = None
     denormals: dict[str, dict[str, Any]] | None = None  # see denormal_record
+    capabilities: Any = None  # conformance.capabilities.Manifest: a subset certificate
 
     @property
     def passed(self) -> bool:
-        return all(p.status in ("met", "not testable") for p in self.pairs)
+        """Every pair met; under a manifest, every pair it claims (and at least one)."""
+        statuses = [p.status for p in self.pairs]
+        if self.capabilities is not None and statuses.count("not claimed") == len(statuses):
+            return False  # a manifest that claims nothing of the claim certifies nothing
+        return all(s in ("met", "not testable", "not claimed") for s in statuses)
+
+    def subset_json(self) -> dict[str, Any] | None:
+        """The capability manifest's part of the certificate: which subset is certified."""
+        m = self.capabilities
+        if m is None:
+            return None
+        claimed = [p for p in self.pairs if p.status != "not claimed"]
+        verdict = "conformant" if self.passed else "not conformant"
+        return {
+            **m.to_json(),
+            "verdict": f"{verdict} on the claimed subset",
+            "claimed": len(claimed),
+            "required": len(self.pairs),
+            "claimed_met": sum(p.status == "met" for p in claimed),
+            "unclaimed": [
+                {"operator": p.operator, "mode": p.mode, "reason": p.unclaimed}
+                for p in self.pairs
+                if p.status == "not claimed"
+            ],
+        }
 
     def to_json(self) -> dict[str, Any]:
         body = {
@@ -260,6 +310,18 @@ class Certificate:
             "tool": {"name": "tosa-conformance", "version": __version__},
             "date": self.date,
             "requirements": [p.to_json() for p in self.pairs],
+            "known_failures": [
+                {
+                    "vector": r.vector,
+                    "operator": r.operator,
+                    "mode": r.mode,
+                    "verdict": r.verdict,
+                    "judged": r.known_failure,
+                    "detail": r.detail,
+                }
+                for p in self.pairs
+                for r in p.known
+            ],
             "summary": {
                 "required": len(self.pairs),
                 "met": sum(p.status == "met" for p in self.pairs),
@@ -268,6 +330,14 @@ class Certificate:
                 "not_testable": sum(p.status == "not testable" for p in self.pairs),
             },
         }
+        if self.capabilities is not None:  # only then: other certificates keep their shape
+            body["capabilities"] = self.subset_json()
+            body["summary"]["not_claimed"] = sum(  # type: ignore[index]
+                p.status == "not claimed" for p in self.pairs
+            )
+        known = sum(p.status == "known failure" for p in self.pairs)
+        if known:  # only then, so certificates without known failures keep their shape
+            body["summary"]["known_failure"] = known  # type: ignore[index]
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return {**body, "certificate_sha256": digest}
 
@@ -279,11 +349,14 @@ def make_certificate(
     pack_sha256: str,
     report: RunReport,
     pack: PackCoverage | None = None,
+    capabilities: Any = None,
 ) -> Certificate:
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    pairs = tally(spec, claim, report)
+    pairs = tally(spec, claim, report, capabilities)
     denormals = denormal_record(spec, claim, report)
-    return Certificate(backend, claim, spec, pack_sha256, pairs, date, pack, denormals)
+    return Certificate(
+        backend, claim, spec, pack_sha256, pairs, date, pack, denormals, capabilities
+    )
 
 
 def denormal_record(spec: Spec, claim: Claim, report: RunReport) -> dict[str, dict[str, Any]]:
@@ -310,5 +383,5 @@ def denormal_record(spec: Spec, claim: Claim, report: RunReport) -> dict[str, di
     return out
 
 
-def failing_pairs(cert: Certificate) -> Iterable[PairResult]:
-    return (p for p in cert.pairs if p.status in ("failed", "not met"))
+def failing_pairs(cert: Certificate) -> Iterable[PairResult]:  # "not claimed" is not failing
+    return (p for p in cert.pairs if p.status in ("failed", "known failure", "not met"))

@@ -1,20 +1,39 @@
 """Human reports of a certification: Markdown and a self-contained HTML page.
 
-Both show the coverage matrix (operators x modes, by status), the failures with a
-one-line command that reproduces each, and a histogram of the bound margin each
-operator used, so that a backend that only just passes is visible.
+The coverage matrix is grouped per operator: one row per operator with a cell for each
+of its modes, so it fits a 1,400 px window however many modes the spec has (a grid of
+operators x every mode of the spec is mostly empty and scrolls sideways).  A cell says
+"n of m passed" and its state in words and colour; n and m count the vectors of every
+kind, as ``tosa-conformance run`` does.  The failures come with the command that
+reproduces each.  Margin charts (matplotlib, embedded as PNG) are drawn only for the
+pairs where a margin means something: floating-point modes whose outputs used some of
+their bound; exact and integer modes always use none.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import math
 from collections.abc import Iterable
 
+from conformance.capabilities.report import subset_html, subset_markdown
 from conformance.certify import Certificate, PairResult
 
-COLOURS = {"met": "#2e7d32", "failed": "#c62828", "not met": "#ef6c00", "not testable": "#757575"}
+COLOURS = {
+    "met": "#2e7d32",
+    "failed": "#c62828",
+    "known failure": "#8e24aa",
+    "not met": "#ef6c00",
+    "not testable": "#757575",
+    "not claimed": "#b0bec5",  # outside a capability manifest (conformance.capabilities)
+}
+MARK = {"met": "✓", "failed": "✗", "known failure": "✗", "not met": "–", "not testable": "·"}
+MARK["not claimed"] = "○"
 BINS = [0.0, 0.25, 0.5, 0.75, 0.9, 1.0]  # margin histogram edges (1 = the whole bound)
+
+Margins = dict[tuple[str, str], list[float]]  # (operator, mode) -> margins of passing vectors
 
 
 def _bin(margin: float) -> int:
@@ -22,17 +41,6 @@ def _bin(margin: float) -> int:
         if margin >= BINS[i]:
             return i
     return 0
-
-
-def margin_histograms(cert: Certificate, margins: dict[str, list[float]]) -> dict[str, list[int]]:
-    out = {}
-    for op, values in margins.items():
-        counts = [0] * len(BINS)
-        for m in values:
-            if m is not None and math.isfinite(m):
-                counts[_bin(m)] += 1
-        out[op] = counts
-    return out
 
 
 def _bin_labels() -> list[str]:
@@ -43,6 +51,42 @@ def _bin_labels() -> list[str]:
     return labels
 
 
+def float_pairs(cert: Certificate) -> set[tuple[str, str]]:
+    """The claim's pairs that bind a floating-point type."""
+    from conformance.dtypes import dtype
+
+    out = set()
+    for m in cert.spec.modes():
+        for name in m.bindings.values():
+            try:
+                if dtype(name).is_float:
+                    out.add(m.key)
+                    break
+            except (KeyError, ValueError):
+                continue  # a size binding such as TABLE_SIZE
+    return out
+
+
+def meaningful_margins(cert: Certificate, margins: Margins) -> Margins:
+    """The pairs worth a margin chart: float modes whose vectors used some bound."""
+    floats = float_pairs(cert)
+    return {
+        k: [m for m in v if m is not None and math.isfinite(m)]
+        for k, v in sorted(margins.items())
+        if k in floats and any(m is not None and math.isfinite(m) and m > 0 for m in v)
+    }
+
+
+def margin_histograms(margins: Margins) -> dict[tuple[str, str], list[int]]:
+    out = {}
+    for key, values in margins.items():
+        counts = [0] * len(BINS)
+        for m in values:
+            counts[_bin(m)] += 1
+        out[key] = counts
+    return out
+
+
 def repro(cert: Certificate, pack: str, vector: str, operator: str) -> str:
     return (
         f"tosa-conformance run --pack {pack} --backend {cert.backend} --ops {operator} "
@@ -50,7 +94,15 @@ def repro(cert: Certificate, pack: str, vector: str, operator: str) -> str:
     )
 
 
-def markdown(cert: Certificate, pack: str, margins: dict[str, list[float]]) -> str:
+def _counts_line(counts: dict[str, int]) -> str:
+    """The totals line of 'run' (conformance.run_summary), so the two agree."""
+    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return f"{sum(counts.values())} vectors: {total}"
+
+
+def markdown(
+    cert: Certificate, pack: str, margins: Margins, counts: dict[str, int] | None = None
+) -> str:
     lines = [
         f"# TOSA conformance: {cert.backend}",
         "",
@@ -59,110 +111,164 @@ def markdown(cert: Certificate, pack: str, margins: dict[str, list[float]]) -> s
         f"- spec: TOSA {cert.spec.version_string} (tosa.xml sha256 `{cert.spec.sha256[:16]}...`)",
         f"- pack: `{pack}` (sha256 `{cert.pack_sha256[:16]}...`)",
         f"- date: {cert.date}",
+    ]
+    if counts:
+        lines.append(f"- {_counts_line(counts)}")
+    lines += subset_markdown(cert)
+    lines += [
         "",
         "## Requirements",
         "",
-        "| operator | mode | status | run | passed | failed | skipped | worst margin |",
-        "|---|---|---|---|---|---|---|---|",
+        "| operator | mode | status | passed | of | valid passed | failed | skipped | margin |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in cert.pairs:
         margin = "-" if p.worst_margin is None else f"{p.worst_margin:.3g}"
         lines.append(
-            f"| {p.operator} | {p.mode} | {p.status} | {p.run} | {p.passed} | {p.failed} | "
-            f"{p.skipped} | {margin} |"
+            f"| {p.operator} | {p.mode} | {p.status} | {p.vectors_passed} | {p.run} | "
+            f"{p.passed} | {p.failed} | {p.skipped} | {margin} |"
         )
-    bad = [p for p in cert.pairs if p.status in ("failed", "not met")]
+    bad = [p for p in cert.pairs if p.status in ("failed", "known failure", "not met")]
     if bad:
         lines += ["", "## Failures", ""]
         for p in bad:
             if p.status == "not met":
                 why = "; ".join(p.skip_reasons) or "no vector ran"
                 lines.append(f"- {p.operator} [{p.mode}]: not met: {why}")
-            for r in p.failures:
+            for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
                 lines.append(f"- {r.vector}: {r.verdict}: {r.detail[:300]}")
                 lines.append(f"  - reproduce: `{repro(cert, pack, r.vector, r.operator)}`")
-    hist = margin_histograms(cert, margins)
+    hist = margin_histograms(meaningful_margins(cert, margins))
     if hist:
         labels = _bin_labels()
         lines += ["", "## Bound margins (share of the allowed error used)", ""]
-        lines.append("| operator | " + " | ".join(labels) + " |")
-        lines.append("|---|" + "---|" * len(labels))
-        for op, counts in sorted(hist.items()):
-            lines.append(f"| {op} | " + " | ".join(str(c) for c in counts) + " |")
+        lines.append("| operator | mode | " + " | ".join(labels) + " |")
+        lines.append("|---|---|" + "---|" * len(labels))
+        for (op, mode), c in hist.items():
+            lines.append(f"| {op} | {mode} | " + " | ".join(str(x) for x in c) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _matrix(
-    pairs: Iterable[PairResult],
-) -> tuple[list[str], list[str], dict[tuple[str, str], PairResult]]:
-    by_key = {(p.operator, p.mode): p for p in pairs}
-    ops = list(dict.fromkeys(p.operator for p in by_key.values()))
-    modes = list(dict.fromkeys(p.mode for p in by_key.values()))
-    return ops, modes, by_key
+def _grouped(pairs: Iterable[PairResult]) -> dict[str, list[PairResult]]:
+    out: dict[str, list[PairResult]] = {}
+    for p in pairs:
+        out.setdefault(p.operator, []).append(p)
+    return out
 
 
-def html_page(cert: Certificate, pack: str, margins: dict[str, list[float]]) -> str:
+def _mode_labels(pairs: Iterable[PairResult]) -> dict[str, str]:
+    """One spelling per mode name: tosa.xml writes both "boolean" and "Boolean"."""
+    first: dict[str, str] = {}
+    out = {}
+    for p in pairs:
+        out[p.mode] = first.setdefault(p.mode.casefold(), p.mode)
+    return out
+
+
+def margin_chart(margins: Margins) -> str | None:
+    """A PNG (base64) of each pair's margins: a dot per passing vector, a bar to the
+    worst; None without matplotlib or without a pair worth charting."""
+    if not margins:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display: CI and headless machines
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    keys = list(margins)
+    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.26 * len(keys)), dpi=100)
+    for y, key in enumerate(keys):
+        values = margins[key]
+        ax.barh(y, max(values), color="#90caf9", height=0.6)
+        ax.plot(values, [y] * len(values), "|", color="#0d47a1", markersize=9)
+    ax.axvline(1.0, color="#c62828", linewidth=1)
+    ax.set_yticks(range(len(keys)), [f"{op} [{mode}]" for op, mode in keys], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("share of the allowed error used (1 = the whole bound; | a vector)")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _cell(p: PairResult, label: str) -> str:
     e = html.escape
-    ops, modes, by_key = _matrix(cert.pairs)
-    verdict = "PASS" if cert.passed else "FAIL"
-    colour = COLOURS["met"] if cert.passed else COLOURS["failed"]
-    head = "".join(f'<th class="mode"><div>{e(m)}</div></th>' for m in modes)
-    rows = []
-    for op in ops:
-        cells = []
-        for m in modes:
-            p = by_key.get((op, m))
-            if p is None:
-                cells.append('<td class="na"></td>')
-                continue
-            tip = (
-                f"{op} [{m}]: {p.status}, {p.passed} passed, {p.failed} failed, {p.skipped} skipped"
-            )
-            if p.worst_margin is not None:
-                tip += f", worst margin {p.worst_margin:.3g}"
-            cells.append(
-                f'<td style="background:{COLOURS[p.status]}" title="{e(tip)}">'
-                f"{p.passed}/{p.run}</td>"
-            )
-        rows.append(f"<tr><th>{e(op)}</th>{''.join(cells)}</tr>")
+    tip = (
+        f"{p.operator} [{p.mode}]: {p.status}; {p.vectors_passed} of {p.run} vectors passed "
+        f"({p.passed} valid), {p.failed} failed, {p.skipped} skipped"
+    )
+    if p.worst_margin is not None:
+        tip += f", worst margin {p.worst_margin:.3g}"
+    cls = p.status.replace(" ", "-")
+    return (
+        f'<div class="cell {cls}" title="{e(tip)}"><span class="mode">{e(label)}</span>'
+        f'<span class="state">{MARK[p.status]} {e(p.status)}</span>'
+        f'<span class="count">{p.vectors_passed} of {p.run} passed</span></div>'
+    )
+
+
+def html_page(
+    cert: Certificate, pack: str, margins: Margins, counts: dict[str, int] | None = None
+) -> str:
+    e = html.escape
+    labels = _mode_labels(cert.pairs)
+    rows = [
+        f'<tr><th class="op">{e(op)}</th><td>{"".join(_cell(p, labels[p.mode]) for p in ps)}'
+        "</td></tr>"
+        for op, ps in _grouped(cert.pairs).items()
+    ]
     failures = []
     for p in cert.pairs:
         if p.status == "not met":
             why = "; ".join(p.skip_reasons) or "no vector ran"
             failures.append(f"<li><b>{e(p.operator)} [{e(p.mode)}]</b>: not met: {e(why)}</li>")
-        for r in p.failures:
+        for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
             failures.append(
                 f"<li><b>{e(r.vector)}</b>: {e(r.verdict)}: {e(r.detail[:400])}"
                 f"<br><code>{e(repro(cert, pack, r.vector, r.operator))}</code></li>"
             )
-    hist = margin_histograms(cert, margins)
-    labels = _bin_labels()
-    hist_rows = []
-    for op, counts in sorted(hist.items()):
-        total = max(1, sum(counts))
-        bars = "".join(
-            f'<td><div class="bar" style="width:{100 * c / total:.0f}%;'
-            f'background:{"#c62828" if i >= len(BINS) - 2 else "#1565c0"}"></div>{c}</td>'
-            for i, c in enumerate(counts)
-        )
-        hist_rows.append(f"<tr><th>{e(op)}</th>{bars}</tr>")
+    charted = meaningful_margins(cert, margins)
+    png = margin_chart(charted)
+    if png is not None:
+        chart = f'<img alt="bound margins per pair" src="data:image/png;base64,{png}">'
+    elif charted:
+        chart = "<p>(matplotlib is not installed: no chart)</p>"
+    else:
+        chart = "<p>No pair used any of its bound: every output was exact.</p>"
     summary = cert.to_json()["summary"]
+    verdict = "PASS" if cert.passed else "FAIL"
+    colour = COLOURS["met"] if cert.passed else COLOURS["failed"]
+    legend = "".join(
+        f'<span class="cell {s.replace(" ", "-")}">{MARK[s]} {e(s)}</span>' for s in COLOURS
+    )
+    styles = "".join(
+        f".{s.replace(' ', '-')} {{ border-left: 6px solid {c}; }}"
+        f".{s.replace(' ', '-')} .state {{ color: {c}; }}"
+        for s, c in COLOURS.items()
+    )
+    totals = f"<br>{e(_counts_line(counts))}" if counts else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>TOSA conformance: {e(cert.backend)}</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; color: #222; }}
+body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 1320px; }}
 .verdict {{ font-size: 1.6em; font-weight: bold; color: {colour}; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-td, th {{ border: 1px solid #ccc; padding: 2px 6px; font-size: 12px; }}
-td {{ color: white; text-align: center; }}
-td.na {{ background: #eee; }}
-th.mode {{ height: 140px; white-space: nowrap; vertical-align: bottom; }}
-th.mode div {{ transform: rotate(-60deg); width: 24px; }}
-.hist td {{ color: #222; text-align: left; min-width: 90px; }}
-.bar {{ height: 10px; display: inline-block; margin-right: 4px; }}
-.legend span {{ padding: 2px 8px; color: white; margin-right: 6px; }}
+table.matrix {{ border-collapse: collapse; width: 100%; }}
+table.matrix th.op {{ text-align: left; vertical-align: top; padding: 6px 8px 6px 0;
+  white-space: nowrap; font-size: 13px; width: 1%; }}
+table.matrix td {{ padding: 3px 0; border-top: 1px solid #e0e0e0; }}
+.cell {{ display: inline-flex; flex-direction: column; margin: 2px 4px 2px 0;
+  padding: 2px 8px; background: #fafafa; font-size: 12px; min-width: 120px; }}
+.cell .mode {{ font-weight: bold; }}
+.cell .state {{ font-weight: bold; }}
+{styles}
+.failed, .known-failure {{ background: #fdecea; }}
 code {{ font-size: 11px; }}
+img {{ max-width: 100%; }}
 </style></head><body>
 <h1>TOSA conformance: {e(cert.backend)}</h1>
 <p class="verdict">{verdict}</p>
@@ -171,19 +277,19 @@ Spec: TOSA {e(cert.spec.version_string)}, tosa.xml sha256 <code>{e(cert.spec.sha
 Pack: <code>{e(pack)}</code>, sha256 <code>{e(cert.pack_sha256)}</code><br>
 Date: {e(cert.date)}<br>
 Requirements: {summary["required"]} (operator, mode) pairs: {summary["met"]} met,
-{summary["failed"]} failed, {summary["not_met"]} not met</p>
-<p class="legend"><span style="background:{COLOURS["met"]}">met</span>
-<span style="background:{COLOURS["failed"]}">failed</span>
-<span style="background:{COLOURS["not met"]}">not met</span>
-<span style="background:{COLOURS["not testable"]}">not testable</span>
-(cells: valid vectors passed / vectors run)</p>
+{summary["failed"]} failed, {summary.get("known_failure", 0)} known to fail,
+{summary["not_met"]} not met{totals}</p>
+{subset_html(cert)}
+<p class="legend">{legend}</p>
+<p>A cell counts the pair's vectors of every kind (valid and must-fail) as
+<code>tosa-conformance run</code> does; a pair is met when all passed.</p>
 <h2>Coverage matrix</h2>
-<table><tr><th>operator</th>{head}</tr>{"".join(rows)}</table>
+<table class="matrix">{"".join(rows)}</table>
 <h2>Failures</h2>
 <ul>{"".join(failures) or "<li>none</li>"}</ul>
 <h2>Bound margins</h2>
-<p>How much of its allowed error each passing output used (1 = the whole bound).</p>
-<table class="hist"><tr><th>operator</th>{"".join(f"<th>{e(x)}</th>" for x in labels)}</tr>
-{"".join(hist_rows)}</table>
+<p>How much of its allowed error each passing output used, for the floating-point
+pairs whose outputs used any (exact and integer modes always use none).</p>
+{chart}
 </body></html>
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from conformance.errors import ConformanceError
 from conformance.spec import Level, Spec, TypeSupport
 
 # introduction, "Main Inference Profile Compliance": an MI implementation must also
@@ -14,7 +15,7 @@ PROFILE_INCLUDES: dict[str, tuple[str, ...]] = {"MI": ("BI",)}
 DEFAULT_LEVEL = "8K"
 
 
-class ClaimError(ValueError):
+class ClaimError(ConformanceError, ValueError):
     """A claim that names unknown things or an extension without a profile it extends."""
 
 

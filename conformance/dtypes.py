@@ -10,12 +10,30 @@ held in ``int8``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import ml_dtypes
 import numpy as np
 
 Kind = Literal["bool", "int", "float", "shape"]
+
+
+class IntRange(NamedTuple):
+    """The values of an integer-valued type (int, bool, shape): ``lo, hi = dt.int_range``."""
+
+    min: int
+    max: int
+
+
+class FloatFormat(NamedTuple):
+    """The parameters of a floating-point type, none of them optional."""
+
+    exponent_bits: int
+    normal_frac: int  # number of stored mantissa bits
+    normal_min: float  # smallest positive normal value
+    normal_max: float  # largest finite value
+    has_inf: bool
+    has_nan: bool
 
 
 @dataclass(frozen=True)
@@ -54,12 +72,50 @@ class DType:
         """Element size used by the tensor size limit: sub-byte types count as one byte."""
         return max(1, self.bits // 8)
 
+    @property
+    def int_range(self) -> IntRange:
+        """The type's integer range; TypeError for a floating-point type (use ``fp``)."""
+        if self.kind == "float" or self.min is None or self.max is None:
+            raise TypeError(f"{self.name} is not an integer type: it has no int_range")
+        return IntRange(int(self.min), int(self.max))
+
+    @property
+    def fp(self) -> FloatFormat:
+        """The type's floating-point parameters; TypeError for any other kind."""
+        if (
+            self.kind != "float"
+            or self.exponent_bits is None
+            or self.normal_frac is None
+            or self.normal_min is None
+            or self.normal_max is None
+        ):
+            raise TypeError(f"{self.name} is not a floating-point type: it has no fp format")
+        return FloatFormat(
+            self.exponent_bits,
+            self.normal_frac,
+            self.normal_min,
+            self.normal_max,
+            self.has_inf,
+            self.has_nan,
+        )
+
+    @property
+    def finite_range(self) -> tuple[float, float]:
+        """The lowest and highest finite values of any kind of type, as floats."""
+        if self.kind == "float":
+            return -self.fp.normal_max, self.fp.normal_max
+        lo, hi = self.int_range
+        return float(lo), float(hi)
+
     def in_range(self, values: np.ndarray) -> np.ndarray:
         """Element-wise: is each integer value representable in this type."""
         if self.kind != "int":
             raise TypeError(f"{self.name} has no integer range")
+        if self.kind != "int":
+            raise TypeError(f"{self.name} has no integer range")
+        lo, hi = self.int_range
         v = np.asarray(values)
-        return (v >= self.min) & (v <= self.max)
+        return (v >= lo) & (v <= hi)
 
     def __str__(self) -> str:
         return self.name
@@ -115,6 +171,8 @@ FP32 = _float("fp32", 32, np.float32, 8, 23, has_inf=True, max_=2.0**128 - 2.0**
 # size_t / shape_t values: non-negative sizes up to (1 << (MAX_LOG2_SIZE + 1)) - 1 for the
 # loosest level, but shape arithmetic (SUB_SHAPE) can go negative, so hold them in int64.
 SHAPE = DType("shape", "shape", 64, np.dtype(np.int64), -(1 << 63), (1 << 63) - 1)
+# minimum_s<i32_t>() / maximum_s<i32_t>(), which the pseudocode of many operators uses.
+I32_MIN, I32_MAX = I32.int_range
 
 ALL: tuple[DType, ...] = (BOOL, I4, I8, I16, I32, I48, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}

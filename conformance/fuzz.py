@@ -4,8 +4,9 @@ as an ordinary vector in a findings pack, with a command that replays it.
 
 Each (operator, mode) pair gets its own search, so one bug does not hide the others;
 searches run in a seeded order until the example budget or the time is spent.  Every
-search has its own Hypothesis example database under the findings folder, so a rerun
-tries the known failures first.
+search has its own Hypothesis example database in ``FINDINGS.hypothesis/`` beside the
+findings folder (outside it, so the findings stay a pack that passes verify-pack), so
+a rerun with the same -o tries the known failures first.
 """
 
 from __future__ import annotations
@@ -72,6 +73,18 @@ class Finding:
     examples: int  # examples tried in this pair's search before the failure
 
 
+def claim_flags(claim: Claim) -> str:
+    """The command-line flags that make ``claim`` again."""
+    flags = [f"--profile {p}" for p in claim.profiles]
+    flags += [f"--extension {e}" for e in claim.extensions]
+    return " ".join([*flags, f"--level {claim.level.name}"])
+
+
+def database_path(out: Path) -> Path:
+    """The folder of the example databases of the findings pack ``out``."""
+    return out.parent / f"{out.name}.hypothesis"
+
+
 class _Failure(Exception):
     def __init__(self, vector: Vector, result: VectorResult) -> None:
         super().__init__(f"{result.verdict}: {result.detail[:200]}")
@@ -115,6 +128,7 @@ class Fuzzer:
         seed_value: int = 0,
         timeout: float = 30.0,
         invalid: bool = True,
+        capabilities: Any = None,  # conformance.capabilities.Manifest: its pairs and limits
     ) -> None:
         from strategies.valid import has_recipe
 
@@ -125,12 +139,15 @@ class Fuzzer:
         self.seed = seed_value
         self.timeout = timeout
         self.invalid = invalid
-        pattern = re.compile(ops) if ops else None
+        pattern = re.compile(ops, re.IGNORECASE) if ops else None  # as generate and run
         self.pairs = [
             m
             for m in required_modes(spec, claim)
-            if (pattern is None or pattern.fullmatch(m.operator)) and has_recipe(m.operator)
+            if (pattern is None or pattern.fullmatch(m.operator))
+            and has_recipe(m.operator)
+            and (capabilities is None or capabilities.claims(m))
         ]
+        self.capabilities = capabilities
         self.findings: list[Finding] = []
         self.entries: list[Any] = []
         self.examples = 0
@@ -146,11 +163,14 @@ class Fuzzer:
         from strategies.valid import valid_cases
 
         level = self.claim.level
-        valid = valid_cases(self.spec, mode.operator, mode.mode, level)
-        rc = RecipeContext(self.spec, self.spec.operator(mode.operator), mode, level, Budget())
+        budget = Budget()
+        if self.capabilities is not None:  # drawn within the manifest's limits
+            budget = self.capabilities.constrain(budget, mode.operator)
+        valid = valid_cases(self.spec, mode.operator, mode.mode, level, budget)
+        rc = RecipeContext(self.spec, self.spec.operator(mode.operator), mode, level, budget)
         if not self.invalid or not breakers_for(mode.operator, rc):
             return st.tuples(st.just("valid"), valid)
-        broken = invalid_cases(self.spec, mode.operator, mode.mode, level)
+        broken = invalid_cases(self.spec, mode.operator, mode.mode, level, budget)
         return st.one_of(st.tuples(st.just("valid"), valid), st.tuples(st.just("error"), broken))
 
     def _run(self, vector: Vector) -> VectorResult:
@@ -186,7 +206,8 @@ class Fuzzer:
                     seed=self.seed,
                     index=tried[0],
                     regenerate=f"tosa-conformance fuzz --backend {self.backend} "
-                    f"--ops {mode.operator} --seed {self.seed} -o {self.out}",
+                    f"{claim_flags(self.claim)} --ops {mode.operator} --seed {self.seed} "
+                    f"-o {self.out}",
                     rule_broken=case.rule_broken,
                 ),
             )
@@ -202,7 +223,7 @@ class Fuzzer:
             if finding_kind(result) is not None:
                 raise _Failure(vector, result)
 
-        db = DirectoryBasedExampleDatabase(str(self.out / ".hypothesis" / slug))
+        db = DirectoryBasedExampleDatabase(str(database_path(self.out) / slug))
         runner = settings(
             database=db,
             max_examples=max_examples,
@@ -250,19 +271,25 @@ class Fuzzer:
         seconds: float | None = None,
         on_finding: Callable[[Finding], None] | None = None,
         on_pair: Callable[[TypeSupport], None] | None = None,
+        executor: Any = None,
     ) -> list[Finding]:
         """Search every pair (seeded order), each up to ``max_examples``, until
-        ``seconds`` are spent; then write the findings pack's index."""
-        from vectors.pack import write_pack_index
-        from vectors.pack_model import PackMeta
-
+        ``seconds`` are spent; then write the findings pack's index.  With an
+        ``executor`` (conformance.executors.Executor) a round's pairs are searched on
+        Dask workers at once, sharing the example databases under ``out``."""
         started = time.monotonic()
         end = started + seconds if seconds else float("inf")
         order = list(self.pairs)
         random.Random(self.seed).shuffle(order)
         rounds = 0
         while order and time.monotonic() < end:
-            for mode in order:
+            if executor is not None:
+                from conformance.executors.fuzz_pairs import search_round
+
+                for remote in search_round(self, executor, order, max_examples, end, on_pair):
+                    if on_finding is not None:
+                        on_finding(remote)
+            for mode in order if executor is None else ():
                 if time.monotonic() >= end:
                     break
                 if on_pair is not None:
@@ -278,9 +305,16 @@ class Fuzzer:
             found = {(f.operator, f.mode) for f in self.findings}
             order = [m for m in order if m.key not in found]
             self.seed += 1
+        self.save_index(rounds)
+        return self.findings
+
+    def save_index(self, rounds: int = 0) -> None:
+        """Write the findings pack's pack.json (also after an interrupted run)."""
+        from vectors.pack import write_pack_index
+        from vectors.pack_model import PackMeta
+
         if self.entries:
             meta = PackMeta.create(
                 self.spec, self.claim.to_json(), self.seed, {"fuzz": True, "rounds": rounds}
             )
             write_pack_index(self.out, meta, self.entries)
-        return self.findings

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -74,9 +73,10 @@ class Options:
     ops: str | None = None  # regular expression on operator names
     levels: bool = True  # cases at every level limit and just above it
     targeted: bool = True  # the coverage-obligation jobs (edge, large, ranks, aims)
+    capabilities: Any = None  # conformance.capabilities.Manifest: its pairs, its limits
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "examples": self.examples,
             "negative": self.negative,
             "max_elements": self.max_elements,
@@ -84,6 +84,9 @@ class Options:
             "levels": self.levels,
             "targeted": self.targeted,
         }
+        if self.capabilities is not None:  # absent otherwise: older packs stay identical
+            out["capabilities"] = self.capabilities.to_json()
+        return out
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Plan:
     jobs: list[Job]
     modes: list[TypeSupport]
     without_recipe: list[TypeSupport] = field(default_factory=list)
+    unclaimed: list[tuple[TypeSupport, str]] = field(default_factory=list)  # and why
 
 
 # Tries a targeted job gets to draw a case that meets its aim.
@@ -117,6 +121,10 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     modes = [
         m for m in required_modes(spec, claim) if pattern is None or pattern.fullmatch(m.operator)
     ]
+    manifest = options.capabilities
+    unclaimed = [(m, manifest.unclaimed_reason(m)) for m in modes] if manifest else []
+    unclaimed = [(m, why) for m, why in unclaimed if why is not None]
+    modes = [m for m in modes if m.key not in {u.key for u, _ in unclaimed}]
     jobs: list[Job] = []
     missing: list[TypeSupport] = []
     for m in modes:
@@ -134,11 +142,13 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
                     jobs.append(Job(m.operator, m.mode, "valid", 0, data_set=s, target="ks:long"))
         if options.targeted and m.operator not in GRAPH_OPERATORS:
             obligations = pair_obligations(spec, claim.level, op_spec, m)
-            targets = {o.target for o in obligations.obligations}
+            targets = {o.target for o in obligations.obligations if o.target is not None}
             for t in sorted(targets & PHASE_ONE_TARGETS):
                 jobs.append(Job(m.operator, m.mode, "valid", 0, target=t))
         if options.levels:
             for limit in level_limits_for(spec, m.operator, claim.level):
+                if limit == "MAX_RANK" and _rank_capped(manifest, m.operator, claim):
+                    continue  # the manifest's rank is below the level's: noted in generate()
                 jobs.append(Job(m.operator, m.mode, "valid", 0, level_case="at", limit=limit))
                 jobs.append(Job(m.operator, m.mode, "level", 0, level_case="above", limit=limit))
         if options.negative:
@@ -150,14 +160,21 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
                     continue
                 seen.add(entry.clause)
                 jobs.append(Job(m.operator, m.mode, "error", len(seen) - 1, clause=entry.clause))
-    return Plan(jobs, modes, missing)
+    return Plan(jobs, modes, missing, unclaimed)
+
+
+def _rank_capped(manifest: Any, operator: str, claim: Claim) -> bool:
+    hi = manifest.limits(operator).max_rank if manifest is not None else None
+    return hi is not None and hi < claim.level["MAX_RANK"]
 
 
 DOT_PRODUCT_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values with every special value
 PHASE_ONE_TARGETS = frozenset({"edge", "large"})
 
 
-def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]) -> list[Job]:
+def aim_jobs(
+    spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]], manifest: Any = None
+) -> list[Job]:
     """The second round: a job for every obligation the first round left unmet that a
     target can aim at (an attribute value, a rounding tie, a NaN position...).  It is
     planned from the first round's results, which the seed fixes, so the pack stays the
@@ -172,6 +189,8 @@ def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]
         for o in obligations.obligations:
             if o.key in facts or o.target is None:
                 continue
+            if _beyond_manifest(manifest, operator, o.target):
+                continue  # pack_coverage names it, with the manifest's limit
             # One job per unmet obligation, at most AIMS_PER_TARGET per target (the
             # edge target serves every value class: a few edge cases suffice).
             n = per_target.get(o.target, 0)
@@ -182,6 +201,18 @@ def aim_jobs(spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]]
             index = (0 if o.target.startswith("rank:") else 1) + n
             jobs.append(Job(operator, mode, "valid", index, target=o.target, aim=o.key))
     return jobs
+
+
+def _beyond_manifest(manifest: Any, operator: str, target: str) -> str | None:
+    """Why a ``rank:R`` target is outside the manifest's rank range (None: inside)."""
+    if manifest is None or not target.startswith("rank:"):
+        return None
+    r, limits = int(target.removeprefix("rank:")), manifest.limits(operator)
+    if limits.max_rank is not None and r > limits.max_rank:
+        return f"manifest {manifest.name} allows rank <= {limits.max_rank}"
+    if r < limits.min_rank:
+        return f"manifest {manifest.name} allows rank >= {limits.min_rank}"
+    return None
 
 
 def _is_float_mode(mode: TypeSupport) -> bool:
@@ -198,6 +229,7 @@ class JobContext:
     max_elements: int | None
     out: str
     regenerate: str  # command prefix that regenerates a single vector
+    capabilities: str | None = None  # a manifest's name or file (load_manifest)
 
 
 @dataclass
@@ -207,6 +239,7 @@ class JobResult:
     problem: str | None = None
     facts: frozenset[str] = frozenset()  # obligations the vector meets
     reasons: dict[str, str] = field(default_factory=dict)  # obligation -> why unmet
+    note: str | None = None  # why a job has no vector, by design (a manifest's limit)
 
 
 def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
@@ -264,6 +297,12 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
     spec = load_spec(jc.spec_path)
     level = spec.level(jc.level)
     budget = job_budget(job, spec, jc.max_elements)
+    manifest = None
+    if jc.capabilities is not None:  # its limits constrain every draw of the job
+        from conformance.capabilities import load_manifest
+
+        manifest = load_manifest(jc.capabilities, spec)
+        budget = manifest.constrain(budget, job.operator)
     seed = job.seed(jc.pack_seed)
     if job.level_case is not None:
         above = job.level_case == "above"
@@ -290,6 +329,9 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
         if job.level_case is not None and not is_level_case(
             case, spec, level, above=job.level_case == "above", limit=job.limit
         ):
+            return None
+        if manifest is not None and (broken := _violations(manifest, case, spec)):
+            outside.append(broken[0])
             return None
         if job.target == "edge":
             found["reasons"] = _fill_edge(case, spec, level)
@@ -318,6 +360,7 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
         return vector
 
     problems: list[str] = []
+    outside: list[str] = []  # cases outside the capability manifest
 
     def accept_and_write(case: Any) -> Any:
         vector = accept(case)
@@ -343,9 +386,21 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
             )
             why = why or f"no case of {AIM_TRIES} aimed at it met it"
             return JobResult(job, None, None, reasons={job.aim: why})
-        why = f" (last problem: {problems[-1]})" if problems else ""
+        if outside and not problems and (job.kind != "valid" or job.level_case is not None):
+            # A must-fail or level case whose rule is the manifest's limit (a rank of 5,
+            # a batch that differs, a dilation at MAX_KERNEL): no graph it claims.
+            note = f"{job.name} has no vector: every case drawn was outside it ({outside[-1]})"
+            return JobResult(job, None, None, note=note)
+        last = (problems or outside)[-1:]
+        why = f" (last problem: {last[0]})" if last else ""
         return JobResult(job, None, f"no {job.kind} case drawn for {job.name}{why}")
     return JobResult(job, entry, None, found.get("facts", frozenset()), found.get("reasons", {}))
+
+
+def _violations(manifest: Any, case: Any, spec: Spec) -> list[str]:
+    from conformance.capabilities.check import violations
+
+    return violations(manifest, case.graph, spec)
 
 
 def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | None:
@@ -412,48 +467,32 @@ def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:
 
 
 def _run_jobs(
-    jobs: list[Job], jc: JobContext, workers: int, progress: Callable[[int, int], None]
+    jobs: list[Job],
+    jc: JobContext,
+    workers: int,
+    progress: Callable[[int, int], None],
+    executor: Any = None,
 ) -> list[JobResult]:
     results: list[JobResult] = []
+    if executor is not None:  # Dask workers (conformance.executors): the same jobs, bytes
+        from conformance.executors import map_jobs
+
+        spec_path = jc.spec_path and str(Path(jc.spec_path).resolve())
+        jc = replace(jc, out=str(Path(jc.out).resolve()), spec_path=spec_path)
+        return map_jobs(executor, run_job, jobs, jc, progress, workers, shared=[Path(jc.out)])
     if workers <= 1:
         for i, job in enumerate(jobs):
             results.append(run_job(job, jc))
             progress(i + 1, len(jobs))
         return results
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    from conformance.runner import ignore_interrupts
+
+    with ProcessPoolExecutor(max_workers=workers, initializer=ignore_interrupts) as pool:
         # chunks keep per-task overhead low; order of completion does not matter
         for i, result in enumerate(pool.map(run_job, jobs, [jc] * len(jobs), chunksize=4)):
             results.append(result)
             progress(i + 1, len(jobs))
     return results
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal, a line every 10% elsewhere."""
-
-    def __init__(self, stream: Any = None, enabled: bool = True) -> None:
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = time.monotonic()
-        self.last_decile = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total == 0:
-            return
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        if self.tty:
-            width = 30
-            filled = int(width * done / total)
-            bar = "#" * filled + "-" * (width - filled)
-            end = "\n" if done == total else ""
-            self.stream.write(f"\r[{bar}] {done}/{total} vectors, {rate:.0f}/s{end}")
-            self.stream.flush()
-            return
-        decile = 10 * done // total
-        if decile != self.last_decile:
-            self.last_decile = decile
-            self.stream.write(f"{done}/{total} vectors ({rate:.0f}/s)\n")
 
 
 @dataclass
@@ -478,6 +517,7 @@ def generate(
     jobs: int = 1,
     spec_path: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    executor: Any = None,  # conformance.executors.Executor: jobs on Dask workers
 ) -> GenerateResult:
     from vectors.pack import write_pack_index
     from vectors.pack_model import PackMeta
@@ -496,17 +536,30 @@ def generate(
         + (f" --max-elements {options.max_elements}" if options.max_elements else "")
         + " -o PACK"
     )
-    jc = JobContext(spec_path, claim.level.name, seed, options.max_elements, str(out), regenerate)
+    manifest = options.capabilities
+    if manifest is not None:
+        regenerate = regenerate.replace(" -o PACK", f" --capabilities {manifest.source} -o PACK")
+    jc = JobContext(
+        spec_path,
+        claim.level.name,
+        seed,
+        options.max_elements,
+        str(out),
+        regenerate,
+        None if manifest is None else manifest.source,
+    )
     report = progress or (lambda d, t: None)
-    results = _run_jobs(the_plan.jobs, jc, max(1, jobs), report)
+    results = _run_jobs(the_plan.jobs, jc, max(1, jobs), report, executor)
     if options.targeted:  # the second round aims at what the first left unmet
         first = len(results)
-        second = aim_jobs(spec, claim, _facts_by_pair(results))
+        second = aim_jobs(spec, claim, _facts_by_pair(results), manifest)
         the_plan.jobs.extend(second)
-        results += _run_jobs(second, jc, max(1, jobs), lambda d, t: report(first + d, first + t))
+        results += _run_jobs(
+            second, jc, max(1, jobs), lambda d, t: report(first + d, first + t), executor
+        )
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
     problems = [r.problem for r in results if r.problem]
-    notes: list[str] = []
+    notes: list[str] = [r.note for r in results if r.note]
     from conformance.certify import UNTESTABLE_OPERATORS
 
     if options.levels:
@@ -515,13 +568,20 @@ def generate(
         for op in sorted({m.operator for m in the_plan.modes}):
             for case, why in unwritable_cases(spec, op, claim.level):
                 notes.append(f"{op} has no {case} level vectors: {why}")
+    if manifest is not None:
+        for op in sorted({m.operator for m in the_plan.modes}):
+            if options.levels and _rank_capped(manifest, op, claim):
+                notes.append(
+                    f"{op} has no MAX_RANK level vectors: manifest {manifest.name} allows rank "
+                    f"<= {manifest.limits(op).max_rank}"
+                )
     for m in the_plan.without_recipe:
-        why = UNTESTABLE_OPERATORS.get(m.operator)
-        if why:  # not a gap: nothing can be tested there
-            notes.append(f"{m.operator} [{m.mode}] has no vectors: {why}")
+        untestable = UNTESTABLE_OPERATORS.get(m.operator)
+        if untestable:  # not a gap: nothing can be tested there
+            notes.append(f"{m.operator} [{m.mode}] has no vectors: {untestable}")
         else:
             problems.append(f"no recipe draws {m.operator} [{m.mode}] yet")
-    covered = pack_coverage(spec, claim, the_plan, results)
+    covered = pack_coverage(spec, claim, the_plan, results, manifest)
     meta = PackMeta.create(spec, claim.to_json(), seed, options.to_json())
     pack_sha = write_pack_index(out, meta, entries, [c.to_json() for c in covered])
     return GenerateResult(
@@ -537,7 +597,9 @@ def _facts_by_pair(results: list[JobResult]) -> dict[tuple[str, str], set[str]]:
     return by_pair
 
 
-def pack_coverage(spec: Spec, claim: Claim, the_plan: Plan, results: list[JobResult]) -> list[Any]:
+def pack_coverage(
+    spec: Spec, claim: Claim, the_plan: Plan, results: list[JobResult], manifest: Any = None
+) -> list[Any]:
     """Per pair with a recipe: which obligations the pack's valid vectors meet, and for
     each one unmet, why (what a job learnt trying to meet it)."""
     from strategies.obligations import coverage, pair_obligations
@@ -555,7 +617,11 @@ def pack_coverage(spec: Spec, claim: Claim, the_plan: Plan, results: list[JobRes
         if key in without:
             continue
         pair = pair_obligations(spec, claim.level, spec.operator(m.operator), m)
-        out.append(coverage(pair, facts.get(key, set()), reasons.get(key)))
+        known = dict(reasons.get(key, {}))
+        for o in pair.obligations:  # outside the manifest: named with its limit
+            if o.target and (beyond := _beyond_manifest(manifest, m.operator, o.target)):
+                known[o.key] = f"{o.target}: {beyond}"
+        out.append(coverage(pair, facts.get(key, set()), known))
     return out
 
 

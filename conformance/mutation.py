@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.backends.mutants import _catalogue
+from conformance.backends.mutants import catalogue
 from conformance.runner import VectorResult, run_pack
 
 
@@ -43,7 +43,7 @@ def mutation_score(
         in_pack = {e.operator for e in opened.entries}
     pattern = re.compile(mutants) if mutants else None
     outcomes = []
-    for name, mutant in sorted(_catalogue().items()):
+    for name, mutant in sorted(catalogue().items()):
         if pattern is not None and not pattern.fullmatch(name):
             continue
         ops = [op for op in mutant.operators if op in in_pack]

@@ -16,6 +16,14 @@ fails that vector only.  ``--tosa-in-process`` runs the backend in the pytest pr
 instead, for ``--pdb`` and breakpoints; a backend exception is then an ordinary test
 error with its traceback.
 
+``--tosa-known-failures FILE`` takes the file ``tosa-conformance run --known-failures``
+takes (see :mod:`conformance.selection`): a listed vector is marked ``xfail`` with the
+line's reason, so it is reported as xfailed or xpassed and does not fail the session;
+a line that matches no vector of the pack is a usage error.  ``--tosa-exclude REGEX``
+deselects vectors as ``run --exclude`` leaves them out.  Test ids such as
+``ADD::ADD_fp32_valid_000``, copied from pytest's output, can be given as arguments:
+only those vectors run.
+
 The plugin is registered through the ``pytest11`` entry point and so is active in
 every pytest run where this package is installed: without ``--tosa-pack`` it adds
 nothing.  It imports nothing heavy until a pack is given.
@@ -23,6 +31,7 @@ nothing.  It imports nothing heavy until a pack is given.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +77,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the backend in the pytest process: no crash isolation or timeout, "
         "but --pdb and breakpoints work",
     )
+    group.addoption(
+        "--tosa-known-failures",
+        metavar="FILE",
+        default=None,
+        help="vectors expected to fail (one name or regex a line, '# reason'): xfail",
+    )
+    group.addoption(
+        "--tosa-exclude",
+        metavar="REGEX",
+        default=None,
+        help="deselect vectors whose name or id OPERATOR::VECTOR matches fully",
+    )
 
 
 @dataclass
@@ -81,6 +102,9 @@ class _PackRun:
     entries: list[PackEntry]
     pack_sha256: str
     backend: Any = None  # the instance made while checking the option; used in-process
+    known: Any = None  # conformance.selection.KnownFailures from --tosa-known-failures
+    exclude: re.Pattern[str] | None = None
+    ids: set[str] = field(default_factory=set)  # OPERATOR::VECTOR ids given as arguments
     _pack: Pack | None = None
     _pool: IsolatedPool | None = None
     _closed: bool = field(default=False, repr=False)
@@ -149,13 +173,63 @@ def pytest_configure(config: pytest.Config) -> None:
     if timeout <= 0:
         raise pytest.UsageError("--tosa-timeout must be positive")
     in_process = config.getoption("tosa_in_process")
-    config.stash[_STATE] = _PackRun(path, spec, timeout, in_process, entries, sha, backend)
+    state = _PackRun(path, spec, timeout, in_process, entries, sha, backend)
+    _configure_selection(config, state)
+    config.stash[_STATE] = state
     # Registered, so that --strict-markers accepts them and -m can select by them.
     config.addinivalue_line("markers", "tosa: a vector of the --tosa-pack pack")
     for kind in KINDS:
         config.addinivalue_line("markers", f"{kind}: a TOSA vector of kind {kind}")
     for op in sorted({e.operator for e in entries}):
         config.addinivalue_line("markers", f"{op}: a TOSA vector of operator {op}")
+
+
+def _configure_selection(config: pytest.Config, state: _PackRun) -> None:
+    """--tosa-known-failures, --tosa-exclude, and vector ids among the arguments."""
+    from conformance.selection import KnownFailures, SelectionError, compile_option
+
+    known = config.getoption("tosa_known_failures")
+    exclude = config.getoption("tosa_exclude")
+    try:
+        if known is not None:
+            state.known = KnownFailures.read(config.invocation_params.dir / known)
+            state.known.check(state.entries, str(state.pack_path))
+        if exclude:
+            state.exclude = compile_option("--tosa-exclude", exclude)
+    except SelectionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    # pytest would look for files named like the ids; they are the pack's items instead.
+    ids = {f"{e.operator}::{e.name}" for e in state.entries}
+    state.ids = {a for a in config.args if a in ids}
+    if state.ids:
+        config.args[:] = [a for a in config.args if a not in state.ids]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if not isinstance(item, TosaVector):
+            keep.append(item)
+            continue
+        e = item.entry
+        node = f"{e.operator}::{e.name}"
+        if (state.ids and node not in state.ids) or (
+            state.exclude is not None
+            and (state.exclude.fullmatch(e.name) or state.exclude.fullmatch(node))
+        ):
+            dropped.append(item)
+            continue
+        reason = state.known.reason(e) if state.known is not None else None
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason or "known failure", strict=False))
+        keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -54,7 +54,7 @@ def round_to(dt: DType, x: np.ndarray) -> np.ndarray:
     # is worth a warning.
     with np.errstate(over="ignore", invalid="ignore"):
         if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
-            wide = _int64_rounded(arr, dt.normal_frac)  # type: ignore[arg-type]
+            wide = _int64_rounded(arr, dt.fp.normal_frac)
         elif arr.dtype.kind in "biu" or (is_float_storage(arr.dtype) and arr.dtype.itemsize <= 8):
             wide = arr.astype(np.float64)  # exact: every such value is a float64 value
         else:

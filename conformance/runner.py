@@ -10,12 +10,12 @@ plugin uses it too.
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing as mp
-import re
+import os
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -23,11 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from conformance import process_tree
 from conformance.backends import BackendResult, get_backend
-from conformance.backends.base import batch_size, denormal_modes
+from conformance.backends.base import Backend, batch_size, denormal_modes
 from conformance.dtypes import DType, is_float_storage
 from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
+from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
+from conformance.selection import XFAIL, XPASS, KnownFailures, Selection
+from conformance.worker import LOG_KEPT, captured_output, end_vector_processes, worker_main
 from reference.compliance.denormals import FLUSH, SUPPORTED, DenormalMode, format_modes
+from vectors.pack_errors import PackError
 from vectors.pack_model import LoadedVector
 
 # verdicts; the last four are failures of the backend
@@ -68,6 +73,8 @@ class VectorResult:
     # was needed) or "supported" (a denormal result passed).
     reading: str = PLAIN
     denormals: dict[str, str] = field(default_factory=dict)
+    # The verdict the judge gave a known failure (its verdict is then XFAIL or XPASS).
+    known_failure: str = ""
 
     @property
     def failed(self) -> bool:
@@ -126,7 +133,7 @@ def judge(
     an output failing its plain check is given the second readings of
     :mod:`conformance.rejudge`.
     """
-    base = dict(
+    base: dict[str, Any] = dict(  # the fields every verdict shares
         vector=vector.name,
         operator=vector.operator,
         mode=vector.mode,
@@ -206,7 +213,7 @@ def judge(
 # -- isolated execution ---------------------------------------------------------------
 
 
-def run_one(backend: Any, vector: LoadedVector) -> VectorResult:
+def run_one(backend: Backend, vector: LoadedVector) -> VectorResult:
     """Run one loaded vector on a backend and judge it (in a worker process)."""
     started = time.monotonic()
     reason = backend.unsupported(vector)
@@ -229,6 +236,14 @@ def _meta(entry: Any) -> tuple[str, str, str]:
     return entry.operator, entry.mode, entry.kind
 
 
+def ignore_interrupts() -> None:
+    """In a worker process: leave Ctrl-C to the parent, which stops the workers and
+    reports the interruption once (a terminal sends SIGINT to every process)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def serve(
     conn: Connection,
     backend_spec: str,
@@ -241,6 +256,7 @@ def serve(
     # A backend crash is reported as that vector's verdict; a Python traceback dump of
     # the worker (pytest turns faulthandler on) would only be noise.
     faulthandler.disable()
+    ignore_interrupts()
     backend = get_backend(backend_spec)
     while True:
         message = conn.recv()
@@ -253,7 +269,7 @@ def serve(
 
 
 def _serve_one(
-    backend: Any,
+    backend: Backend,
     message: Any,
     load: Callable[[Any], LoadedVector],
     describe: Callable[[Any], tuple[str, str, str]],
@@ -262,15 +278,32 @@ def _serve_one(
 ) -> dict[str, Any]:
     started = time.monotonic()
     try:
-        res = run_one(backend, vector if vector is not None else load(message))
-    except Exception as exc:  # a backend bug is this vector's failure, not the run's
-        op, mode, kind = describe(message)
-        name = message if isinstance(message, str) else getattr(message, "name", "?")
-        res = VectorResult(
-            name, op, mode, kind, CRASHED, f"the backend raised {type(exc).__name__}: {exc}"
-        )
+        if vector is None:
+            vector = load(message)
+    except PackError as exc:  # changed since the run checked it: not the backend's doing
+        res = _unrun(message, describe, f"{PACK_DAMAGE}{exc}")
+    else:
+        # What a Python backend prints is this vector's log, not the run's output.
+        with captured_output() as printed:
+            try:
+                res = run_one(backend, vector)
+            except Exception as exc:  # a backend bug is this vector's failure, not the run's
+                res = _unrun(message, describe, f"the backend raised {type(exc).__name__}: {exc}")
+        if printed:
+            res.log = (printed[0] + res.log)[-LOG_KEPT:]
+    end_vector_processes(backend)  # what the backend started for it ends with it
     res.seconds = time.monotonic() - started + extra
     return res.to_json()
+
+
+# How a worker reports a vector it could not load; run_pack stops on it (exit 2).
+PACK_DAMAGE = "the pack is damaged (not the backend): "
+
+
+def _unrun(message: Any, describe: Callable[[Any], tuple[str, str, str]], why: str) -> VectorResult:
+    op, mode, kind = describe(message)
+    name = message if isinstance(message, str) else getattr(message, "name", "?")
+    return VectorResult(name, op, mode, kind, CRASHED, why)
 
 
 @dataclass(frozen=True)
@@ -287,7 +320,7 @@ PREPARED = {"prepared": True}  # what a worker sends when a batch is prepared
 
 def _serve_batch(
     conn: Connection,
-    backend: Any,
+    backend: Any,  # a Backend with the optional batch method prepare()
     batch: Batch,
     load: Callable[[Any], LoadedVector],
     describe: Callable[[Any], tuple[str, str, str]],
@@ -315,6 +348,7 @@ class _Slot:
     # The (name, message) tasks of a batch still to come back, ``name``'s first.
     todo: list[tuple[str, Any]] = field(default_factory=list)
     preparing: bool = False
+    tmp: str = ""  # the worker's temporary folder, removed with the worker
 
 
 class IsolatedPool:
@@ -329,22 +363,37 @@ class IsolatedPool:
         self.target = target
         self.args = args
         self.timeout = timeout
-        self.slots = [self._spawn() for _ in range(max(1, workers))]
+        self.slots: list[_Slot] = []
+        for _ in range(max(1, workers)):  # one by one: each closes the ends made before it
+            self.slots.append(self._spawn())
 
     def _spawn(self) -> _Slot:
         parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(target=self.target, args=(child, *self.args), daemon=True)
+        tmp = tempfile.mkdtemp(prefix="tosa-run-")
+        # The worker must not hold what is the parent's: every parent end (else it never
+        # sees EOF when the parent dies) and the locked results file.
+        ends = [s.conn.fileno() for s in self.slots if not s.conn.closed]
+        private = [parent.fileno(), *ends, *PRIVATE_FDS]
+        bootstrap = (child, private, tmp, os.getpid(), self.target, *self.args)
+        p = self.ctx.Process(target=worker_main, args=bootstrap, daemon=True)
         p.start()
         child.close()
-        return _Slot(p, parent)
+        return _Slot(p, parent, tmp=tmp)
 
-    def _replace(self, slot: _Slot) -> None:
+    def _end(self, slot: _Slot) -> None:
+        """Kill the worker and every process below it; remove its temporary folder."""
         if slot.process.is_alive():
+            process_tree.stop(slot.process.pid)  # it can start nothing more
+            process_tree.kill_descendants(slot.process.pid)
             slot.process.kill()
         slot.process.join(5)
         slot.conn.close()
+        shutil.rmtree(slot.tmp, ignore_errors=True)
+
+    def _replace(self, slot: _Slot) -> None:
+        self._end(slot)
         fresh = self._spawn()
-        slot.process, slot.conn, slot.name = fresh.process, fresh.conn, None
+        slot.process, slot.conn, slot.name, slot.tmp = fresh.process, fresh.conn, None, fresh.tmp
         slot.todo, slot.preparing = [], False
 
     def run(
@@ -454,10 +503,9 @@ class IsolatedPool:
             if slot.process.is_alive():
                 with contextlib.suppress(OSError):  # a worker that died meanwhile
                     slot.conn.send(None)
-                slot.process.join(2)
-                if slot.process.is_alive():
-                    slot.process.kill()
-            slot.conn.close()
+        for slot in self.slots:
+            slot.process.join(2)
+            self._end(slot)  # also a worker still busy (Ctrl-C), and what it started
 
 
 # -- the run ------------------------------------------------------------------------
@@ -482,16 +530,41 @@ class RunReport:
 
 
 def read_results(path: Path) -> list[VectorResult]:
-    """Results already in a JSON lines file; a torn last line (a killed run) is ignored."""
+    """Results in a JSON lines file (conformance.results_file); its header line, and a
+    torn or garbled line (a killed run), are skipped."""
     results = []
-    if not path.exists():
-        return results
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            results.append(VectorResult.from_json(json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue
+    for doc in read_lines(path):
+        if not is_header(doc):
+            with contextlib.suppress(TypeError, KeyError):
+                results.append(VectorResult.from_json(doc))
     return results
+
+
+def _previous(stream: ResultsFile | None) -> list[VectorResult]:
+    """The results a resumed file already holds (none for a new one)."""
+    results = []
+    for doc in stream.previous if stream is not None else []:
+        with contextlib.suppress(TypeError, KeyError):
+            results.append(VectorResult.from_json(doc))
+    return results
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a run; the results so far are in its JSON lines file."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} vectors; rerun with --resume")
+        self.done = done
+        self.total = total
+
+
+def mark_known(res: VectorResult, reason: str | None) -> None:
+    """Turn a listed known failure's verdict into XFAIL (it failed) or XPASS (it passed),
+    keeping the judge's verdict in ``known_failure``."""
+    if reason is None or res.verdict in (SKIPPED, INFO, XFAIL, XPASS):
+        return
+    res.known_failure = res.verdict
+    res.verdict = XFAIL if res.failed else XPASS
 
 
 def run_pack(
@@ -504,43 +577,72 @@ def run_pack(
     vectors: str | None = None,
     json_path: Path | None = None,
     resume: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    exclude: str | None = None,
+    known: KnownFailures | None = None,
+    shard: Any = None,
+    executor: Any = None,  # conformance.executors.Executor: run on Dask workers
+    capabilities: Any = None,  # conformance.capabilities.Manifest: skip what it leaves out
 ) -> RunReport:
+    """Run the selected vectors (see :class:`conformance.selection.Selection`; NoVectors
+    when none is); ``progress(done, total, failed)`` after each result; Interrupted on
+    Ctrl-C, after the results so far are on disk."""
     from vectors.pack import open_pack
 
     started = time.monotonic()
     # Fail early, in this process, on a backend that cannot exist.
     backend = get_backend(backend_spec)
     declared = format_modes(denormal_modes(backend))
+    selection = Selection(ops, vectors, exclude, known, shard)
     with open_pack(pack_path) as pack:
         entries = {e.name: e for e in pack.entries}
-    pattern = re.compile(ops) if ops else None
-    by_name = re.compile(vectors) if vectors else None
-    names = [
-        n
-        for n, e in entries.items()
-        if (pattern is None or pattern.fullmatch(e.operator))
-        and (by_name is None or by_name.fullmatch(n))
-    ]
-    done: dict[str, VectorResult] = {}
-    if resume and json_path is not None:
-        done = {r.vector: r for r in read_results(json_path) if r.vector in entries}
-    elif json_path is not None and json_path.exists():
-        json_path.unlink()
-    todo = [n for n in names if n not in done]
+        names = selection.select(pack)
+        # A damaged vector would read as a backend crash: refuse the pack up front.
+        pack.check_hashes(names)
+        pack_sha256 = pack.pack_sha256
+        skipped: dict[str, str] = {}  # vectors the manifest leaves out -> why
+        if capabilities is not None:
+            from conformance.capabilities.select import skipped_vectors
+            from conformance.spec import load_spec
+
+            skipped = skipped_vectors(capabilities, pack, names, load_spec())
+    stream = None
+    if json_path is not None:  # locked, checked and repaired before any worker starts
+        header = make_header(pack_sha256, backend_spec, {"timeout": timeout})
+        stream = ResultsFile(json_path, header, resume=resume)
+    done = {r.vector: r for r in _previous(stream) if r.vector in entries}
+    todo = [n for n in names if n not in done and n not in skipped]
     results: list[VectorResult] = [done[n] for n in names if n in done]
-    stream = json_path.open("a", encoding="utf-8") if json_path is not None else None
+
+    failed = [sum(r.failed for r in results)]
 
     def on_result(res: VectorResult) -> None:
+        if res.detail.startswith(PACK_DAMAGE):  # the pack's fault: stop, blame no one else
+            raise PackError(f"{pack_path}: {res.vector}: {res.detail}")
+        if known is not None:
+            mark_known(res, known.reason(entries[res.vector]))
         results.append(res)
+        failed[0] += res.failed
         if stream is not None:
-            stream.write(json.dumps(res.to_json(), sort_keys=True) + "\n")
-            stream.flush()
+            stream.append(res.to_json())
         if progress is not None:
-            progress(len(results), len(names))
+            progress(len(results), len(names), failed[0])
 
+    for n in names:  # skipped, with the reason: never run, never counted as passed
+        if n in skipped and n not in done:
+            e = entries[n]
+            on_result(VectorResult(n, e.operator, e.mode, e.kind, SKIPPED, skipped[n]))
     workers = min(jobs, max(1, len(todo)))
-    pool = IsolatedPool(pack_worker, (str(pack_path), backend_spec), workers, timeout)
+    from conformance.executors import make_pool
+
+    pool = make_pool(  # this machine's pool, or Dask workers that see the pack
+        executor,
+        pack_worker,
+        (str(Path(pack_path).resolve()), backend_spec),
+        workers,
+        timeout,
+        shared=(Path(pack_path),),
+    )
     size = batch_size(backend)
     tasks: list[tuple[str, Any]] = [(n, n) for n in todo]
     if size > 1:
@@ -548,6 +650,8 @@ def run_pack(
         tasks = [(c[0], Batch(c, c)) for c in chunks]
     try:
         pool.run(tasks, entries, on_result)
+    except KeyboardInterrupt:
+        raise Interrupted(len(results), len(names)) from None
     finally:
         pool.close()
         if stream is not None:
@@ -557,72 +661,11 @@ def run_pack(
     return RunReport(results, len(done), time.monotonic() - started, declared)
 
 
-def summary_lines(report: RunReport) -> Iterable[str]:
-    """A table by operator and mode, then the failures, then the totals."""
-    groups: dict[tuple[str, str], dict[str, int]] = {}
-    for r in report.results:
-        g = groups.setdefault((r.operator, r.mode), {})
-        g[r.verdict] = g.get(r.verdict, 0) + 1
-    cols = [PASSED, FAILED, ERROR_EXPECTED, CRASHED, TIMEOUT, SKIPPED, INFO]
-    used = [c for c in cols if any(c in g for g in groups.values())]
-    header = ["operator", "mode", *used]
-    rows = [[op, mode, *(str(g.get(c, 0)) for c in used)] for (op, mode), g in groups.items()]
-    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
-    yield "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
-    for row in rows:
-        yield "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
-    failures = report.failed
-    if failures:
-        yield ""
-        yield f"{len(failures)} failing vectors:"
-        for r in failures[:50]:
-            yield f"  {r.vector}: {r.verdict}: {r.detail[:300]}"
-        if len(failures) > 50:
-            yield f"  ... and {len(failures) - 50} more (see the JSON report)"
-    second: dict[str, int] = {}
-    for r in report.results:
-        if r.reading != PLAIN and not r.failed:
-            second[r.reading] = second.get(r.reading, 0) + 1
-    if second:
-        shown = ", ".join(f"{k} {n}" for k, n in sorted(second.items()))
-        yield ""
-        yield f"passed under a second reading (docs/compliance.md): {shown}"
-    counts = report.counts()
-    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    resumed = f" ({report.resumed} from the earlier run)" if report.resumed else ""
-    yield ""
-    yield f"{len(report.results)} vectors{resumed}: {total} in {report.seconds:.1f} s"
+def __getattr__(name: str) -> Any:
+    """``summary_lines`` and ``write_junit`` moved to conformance.run_summary; still
+    importable from here, lazily, since that module imports this one."""
+    if name in ("summary_lines", "write_junit"):
+        from conformance import run_summary
 
-
-def write_junit(report: RunReport, path: Path, backend: str) -> None:
-    """JUnit XML: one test suite per operator, one test case per vector."""
-    from xml.etree import ElementTree as ET
-
-    root = ET.Element("testsuites", name=f"tosa-conformance on {backend}")
-    by_op: dict[str, list[VectorResult]] = {}
-    for r in report.results:
-        by_op.setdefault(r.operator, []).append(r)
-    for op, results in by_op.items():
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=op,
-            tests=str(len(results)),
-            failures=str(sum(r.failed for r in results)),
-            skipped=str(sum(r.verdict in (SKIPPED, INFO) for r in results)),
-        )
-        for r in results:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"{op}.{r.mode}",
-                name=r.vector,
-                time=f"{r.seconds:.3f}",
-            )
-            if r.failed:
-                ET.SubElement(
-                    case, "failure", type=r.verdict, message=r.detail[:500]
-                ).text = r.detail
-            elif r.verdict in (SKIPPED, INFO):
-                ET.SubElement(case, "skipped", message=r.detail[:500])
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+        return getattr(run_summary, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ from lxml import etree
 
 from conformance import errata
 from conformance.dtypes import DType, dtype
+from conformance.errors import ConformanceError
 from conformance.expressions import (
     Environment,
     Expr,
@@ -30,7 +31,7 @@ from conformance.expressions import (
 )
 
 
-class SpecError(Exception):
+class SpecError(ConformanceError):
     """tosa.xml could not be read: malformed, schema-invalid or semantically wrong."""
 
     def __init__(self, path: str, line: int | None, message: str) -> None:

@@ -28,7 +28,7 @@ class Checked(NamedTuple):
     ok: np.ndarray
 
 
-def as_int(x: np.ndarray) -> np.ndarray:
+def as_int(x: np.ndarray | np.generic | int) -> np.ndarray:
     return np.asarray(x).astype(np.int64)
 
 
@@ -38,21 +38,21 @@ def as_float(x: np.ndarray) -> np.ndarray:
 
 def in_range(values: np.ndarray, dt: DType) -> np.ndarray:
     """minimum_s<dt>() <= values <= maximum_s<dt>(), element-wise."""
-    return (values >= int(dt.min)) & (values <= int(dt.max))  # type: ignore[arg-type]
+    return (values >= dt.int_range.min) & (values <= dt.int_range.max)
 
 
-def wrap(values: np.ndarray, bits: int) -> np.ndarray:
+def wrap(values: np.ndarray | np.integer, bits: int) -> np.ndarray:
     """truncate<> / static_cast<> to a narrower two's-complement type: keep the low
     ``bits`` bits and read them back as signed."""
     half = 1 << (bits - 1)
-    return ((values.astype(np.int64) + half) & ((1 << bits) - 1)) - half
+    return np.asarray(((values.astype(np.int64) + half) & ((1 << bits) - 1)) - half)
 
 
 def require_each(
     ctx: OpContext,
     shape: Sequence[int],
     checks: Sequence[tuple[str, np.ndarray]],
-    values: Mapping[str, np.ndarray] | None = None,
+    values: Mapping[str, np.ndarray | np.generic] | None = None,
 ) -> None:
     """REQUIREs inside the pseudocode's per-element loop.
 
@@ -78,13 +78,13 @@ def require_each(
 # -- integer helpers ---------------------------------------------------------------
 
 
-def add_s(a: np.ndarray, b: np.ndarray, dt: DType) -> Checked:
+def add_s(a: np.ndarray | int, b: np.ndarray | int, dt: DType) -> Checked:
     """apply_add_s for an integer type: exact sum, REQUIRE it is representable."""
     c = as_int(a) + as_int(b)
     return Checked(c, in_range(c, dt))
 
 
-def sub_s(a: np.ndarray, b: np.ndarray, dt: DType) -> Checked:
+def sub_s(a: np.ndarray | int, b: np.ndarray | int, dt: DType) -> Checked:
     c = as_int(a) - as_int(b)
     return Checked(c, in_range(c, dt))
 

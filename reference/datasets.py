@@ -149,6 +149,7 @@ def tosa_mi_data(s: int, ks: int, p: int, k: Any, i: Any, *, b: float | None = N
         value = sd(2 * s + 1, i_arr)
         return np.where(neg, 0.0, value) if p == 0 else np.where(neg, value, 0.0)
     if s == 1:
+        assert b is not None  # checked above for S=1, 4 and 5
         scale = b * b / (ks + 1) if p == 2 else b / math.sqrt(ks + 1)
         return scale * (0.75 + 0.25 * sd(3 * s + p, i_arr))
     if s == 2:

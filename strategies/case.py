@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -47,6 +47,24 @@ class CaseSpec:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # Hypothesis's printer
         p.text(repr(self))
+
+    # -- editors that breakers and recipes share ----------------------------------------
+
+    def tensor(self, name: str) -> TensorDraw:
+        """The input or output tensor ``name`` (KeyError: the case has none)."""
+        for t in self.inputs + self.outputs:
+            if t.name == name:
+                return t
+        raise KeyError(f"{self.operator} case has no tensor {name!r}")
+
+    def replace_tensor(self, name: str, **changes: Any) -> None:
+        """Replace tensor ``name`` (in place) by a copy with ``changes``."""
+        for group in (self.inputs, self.outputs):
+            for i, t in enumerate(group):
+                if t.name == name:
+                    group[i] = replace(t, **changes)
+                    return
+        raise KeyError(f"{self.operator} case has no tensor {name!r}")
 
     def build(self, spec: Spec) -> Case:
         builder = GraphBuilder(spec, strict=self.kind == "valid")

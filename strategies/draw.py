@@ -8,14 +8,40 @@ shrinking off, so examples are collected by running a throw-away ``@given`` func
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
+from hypothesis.internal.cache import LRUCache
 
 T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def own_constants() -> Iterator[None]:
+    """Draws that do not depend on which of the process's modules count as local.
+
+    Hypothesis now and then draws a constant it found in the source of the "local"
+    modules loaded in the process (this project's under an editable install, none under
+    a normal one, plus whatever else was imported first), and caches what it found.  A
+    pack must be the same bytes however the project was installed and wherever its jobs
+    ran, so inside this block Hypothesis sees no local constants and keeps a cache of
+    its own; its global constants, which come with its version, stay."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants = Constants  # an empty set of constants
+    providers.CONSTANTS_CACHE = _CONSTANTS_CACHE
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+
+
+_CONSTANTS_CACHE: LRUCache[Any, Any] = LRUCache(1024)  # global constants only: the same anywhere
 
 
 def draw_examples(strategy: st.SearchStrategy[T], count: int, seed_value: int) -> list[T]:
@@ -40,7 +66,7 @@ def draw_examples(strategy: st.SearchStrategy[T], count: int, seed_value: int) -
         examples.append(example)
 
     # Unsatisfiable: the strategy rejects everything here (a rule this case cannot break).
-    with contextlib.suppress(Unsatisfiable):
+    with contextlib.suppress(Unsatisfiable), own_constants():
         collect()
     return examples[:count]
 
@@ -87,7 +113,8 @@ def first_accepted(
             raise _Found(result)
 
     try:
-        search()
+        with own_constants():
+            search()
     except _Found as found:
         return found.value  # type: ignore[return-value]
     except Unsatisfiable:

@@ -31,8 +31,8 @@ def class_value(dt: DType, cls: str) -> float | int | bool | None:
         table = {"min": dt.min, "max": dt.max, "zero": 0, "one": 1, "minus-one": -1}
         v = table.get(cls)
         return None if v is None else int(v)
-    nmin = float(dt.normal_min)  # type: ignore[arg-type]
-    smallest = nmin * 2.0 ** -int(dt.normal_frac)  # type: ignore[arg-type]
+    nmin = dt.fp.normal_min
+    smallest = nmin * 2.0**-dt.fp.normal_frac
     table_f = {
         "+0": 0.0,
         "-0": -0.0,
@@ -42,7 +42,7 @@ def class_value(dt: DType, cls: str) -> float | int | bool | None:
         "subnormal-min": smallest,
         "subnormal-max": nmin - smallest,
         "normal-min": nmin,
-        "finite-max": float(dt.normal_max),  # type: ignore[arg-type]
+        "finite-max": dt.fp.normal_max,
     }
     return table_f.get(cls)
 

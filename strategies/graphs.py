@@ -246,7 +246,7 @@ def _broadcast_to(draw: st.DrawFn, shape: tuple[int, ...], label: str) -> tuple[
 def _int_operand_range(op: str, dt: DType, cur: Current, first: bool) -> ValueRange | None:
     """Values of the other operand of ``op`` that keep its REQUIREs for every value of
     ``cur`` (None: any value of the type)."""
-    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
     v = cur.values.astype(np.int64)
     cmin, cmax = (int(v.min()), int(v.max())) if v.size else (0, 0)
     if op == "ADD":
@@ -315,7 +315,7 @@ def _clamp(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step
         return None
     bounds: list[int] | list[float]
     if dt.is_int:
-        bound = st.integers(int(dt.min), int(dt.max))  # type: ignore[arg-type]
+        bound = st.integers(*dt.int_range)
         bounds = sorted(draw(st.tuples(bound, bound), label=f"{p}bounds"))
     else:  # finite bounds of the type: a NaN bound is a REQUIRE failure
         pair = draw(st.tuples(st.floats(-1000, 1000), st.floats(-1000, 1000)), label=f"{p}bounds")

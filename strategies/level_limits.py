@@ -154,7 +154,7 @@ def safe_range(spec: CaseSpec, t: TensorDraw, ks: int) -> ValueRange | None:
         return None
     zp = int(spec.attributes.get(f"{t.name}_zp", 0))
     room = max(1, math.isqrt(ACC_ROOM // max(1, ks)))
-    return ValueRange(max(int(dt.min), zp - room), min(int(dt.max), zp + room))  # type: ignore[arg-type]
+    return ValueRange(max(dt.int_range.min, zp - room), min(dt.int_range.max, zp + room))
 
 
 def rebuilt(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec, values: dict[str, int]) -> CaseSpec:

@@ -129,7 +129,7 @@ def value_classes(dt: DType) -> tuple[list[str], dict[str, str]]:
     if dt.kind == "bool":
         return ["true", "false"], {}
     if dt.kind == "int":
-        classes = [c for c in INT_CLASSES if c != "minus-one" or float(dt.min) < 0]  # type: ignore[arg-type]
+        classes = [c for c in INT_CLASSES if c != "minus-one" or dt.finite_range[0] < 0]
         return classes, {}
     if not dt.is_float:
         return [], {}
@@ -203,7 +203,7 @@ def pair_obligations(
             dt = arg_dtype(mode, arg)
             if dt is None or not dt.is_int:
                 continue
-            classes = ZP_CLASSES if dt.bits == 8 else ("zero",)
+            classes = list(ZP_CLASSES) if dt.bits == 8 else ["zero"]
             for c in classes:
                 obs.append(Obligation(f"attr:{arg.name}={c}", f"attr:{arg.name}={c}", ""))
             if dt.bits != 8:
@@ -273,7 +273,7 @@ def _overflows(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
         ins = [arg_dtype(mode, a) for a in _value_args(op_spec)[:1]]
         in_dt = ins[0] if ins else None
         top = None if in_dt is None else (in_dt.normal_max if in_dt.is_float else in_dt.max)
-        return top is not None and float(top) > float(out_dt.normal_max)  # type: ignore[arg-type]
+        return top is not None and float(top) > out_dt.fp.normal_max
     if name == "AVG_POOL2D":
         return False
     return name in OVERFLOWING_OPERATORS or name in DOT_PRODUCT_OPERATORS
@@ -317,15 +317,15 @@ def _class_masks(dt: DType, a: np.ndarray) -> dict[str, bool]:
     if dt.kind == "int":
         v = a.astype(np.int64)
         return {
-            "min": bool(np.any(v == int(dt.min))),  # type: ignore[arg-type]
-            "max": bool(np.any(v == int(dt.max))),  # type: ignore[arg-type]
+            "min": bool(np.any(v == dt.int_range.min)),
+            "max": bool(np.any(v == dt.int_range.max)),
             "zero": bool(np.any(v == 0)),
             "one": bool(np.any(v == 1)),
             "minus-one": bool(np.any(v == -1)),
         }
     x = a.astype(np.float64)
-    nmin = float(dt.normal_min)  # type: ignore[arg-type]
-    smallest = nmin * 2.0 ** -int(dt.normal_frac)  # type: ignore[arg-type]
+    nmin = dt.fp.normal_min
+    smallest = nmin * 2.0 ** -dt.fp.normal_frac
     mag = np.abs(x)
     with np.errstate(invalid="ignore"):
         return {
@@ -337,7 +337,7 @@ def _class_masks(dt: DType, a: np.ndarray) -> dict[str, bool]:
             "subnormal-min": bool(np.any(mag == smallest)),
             "subnormal-max": bool(np.any(mag == nmin - smallest)),
             "normal-min": bool(np.any(mag == nmin)),
-            "finite-max": bool(np.any(mag == float(dt.normal_max))),  # type: ignore[arg-type]
+            "finite-max": bool(np.any(mag == dt.fp.normal_max)),
         }
 
 
@@ -400,9 +400,9 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
             if z.size:
                 zi = int(z[0])
                 facts.add("attr:" + arg.name + ("=zero" if zi == 0 else "=nonzero"))
-                if zi == int(dt.min):  # type: ignore[arg-type]
+                if zi == dt.int_range.min:
                     facts.add(f"attr:{arg.name}=min")
-                if zi == int(dt.max):  # type: ignore[arg-type]
+                if zi == dt.int_range.max:
                     facts.add(f"attr:{arg.name}=max")
     if len(block.operators) != 1 or not hasattr(vector, "inputs"):
         return facts  # a graph: its inputs are not the operator's arguments
@@ -484,11 +484,11 @@ def _result_facts(
     x = np.asarray(expected[names[0]])
     if out_dt.is_float:
         with np.errstate(invalid="ignore"):
-            big = np.isfinite(x) & (np.abs(x.astype(np.float64)) > float(out_dt.normal_max))  # type: ignore[arg-type]
+            big = np.isfinite(x) & (np.abs(x.astype(np.float64)) > out_dt.fp.normal_max)
         return {"result:overflow"} if bool(np.any(big)) else set()
     if out_dt.is_int:
         v = x.astype(np.int64)
-        hit = np.any(v == int(out_dt.min)) or np.any(v == int(out_dt.max))  # type: ignore[arg-type]
+        hit = np.any(v == out_dt.int_range.min) or np.any(v == out_dt.int_range.max)
         return {"result:saturate"} if bool(hit) else set()
     return set()
 

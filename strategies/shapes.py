@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
@@ -21,6 +21,15 @@ class Budget:
     # Rank jobs: every dimension at least this where the rank's shape still fits, so a
     # rank-6 tensor is not [1, 1, 1, 1, 1, 1].
     min_dim: int = 1
+    # A capability manifest's limits (conformance.capabilities): the rank range every
+    # rank_range() keeps to, and the largest batch N; shapes() holds a rank-4 shape's
+    # first dimension (an NHWC activation's N) to it.
+    min_rank: int = 0
+    max_rank: int | None = None
+    max_batch: int | None = None
+    # The manifest's attribute restrictions: (attribute, the values allowed); recipes
+    # that can draw within one ask RecipeContext.allowed().
+    attributes: tuple[tuple[str, tuple[object, ...]], ...] = ()
 
 
 @st.composite
@@ -48,6 +57,10 @@ def shapes(
         rank_min = low
     rank = draw(st.integers(rank_min, rank_max), label=f"{label}: rank")
     dims: list[int] = []
+    if rank == 4 and budget.max_batch is not None:  # NHWC: N is the manifest's batch
+        n = draw(st.integers(1, budget.max_batch), label=f"{label}: batch")
+        rest = replace(budget, max_elements=budget.max_elements // n, min_elements=-(-need // n))
+        return (n, *draw(shapes(3, 3, rest, min_dim=min_dim, label=label)))
     room = budget.max_elements
     for i in range(rank):
         left = rank - i - 1

@@ -53,7 +53,7 @@ def float_midpoints(
     assert dt.normal_frac is not None and dt.normal_min is not None
     frac = dt.normal_frac
     emin = int(np.log2(dt.normal_min))
-    emax = min(int(np.floor(np.log2(float(dt.normal_max)))), int(np.floor(np.log2(top))))  # type: ignore[arg-type]
+    emax = min(int(np.floor(np.log2(dt.fp.normal_max))), int(np.floor(np.log2(top))))
     lowest = frac + 1 if integral else emin - 1
     e = rng.integers(lowest, max(lowest, emax) + 1, size)
     m = rng.integers(0, 1 << frac, size).astype(np.float64)

@@ -238,7 +238,7 @@ def float_classes(
     off = (q - (lo + 0.5)) * u  # from the nearest half-way point, exact
     if err is not None:
         off = off + np.where(finite, err, 0.0)
-    both = np.maximum(np.abs(lo), np.abs(lo + 1)) * u <= float(dt.normal_max)  # type: ignore[arg-type]
+    both = np.maximum(np.abs(lo), np.abs(lo + 1)) * u <= dt.fp.normal_max
     ok = finite & both
     assert dt.normal_frac is not None
     delta = np.maximum(u * 2.0 ** -(dt.normal_frac + 1), at_least)
@@ -254,7 +254,7 @@ def float_to_int_classes(x: np.ndarray, in_t: DType, out_t: DType) -> Masks:
     vs = np.where(finite, v, 0.0)
     fl = np.floor(vs)
     off = vs - (fl + 0.5)
-    ok = finite & (fl >= float(out_t.min)) & (fl + 1 <= float(out_t.max))  # type: ignore[arg-type]
+    ok = finite & (fl >= out_t.finite_range[0]) & (fl + 1 <= out_t.finite_range[1])
     near = ok & (off != 0) & (np.abs(off) <= ulp(fl + 0.5, in_t)) & (np.abs(off) < 0.5)
     return ok & (off == 0), near
 
@@ -265,7 +265,7 @@ def _pow2(k: np.ndarray) -> np.ndarray:
 
 def shift_classes(
     p: np.ndarray,
-    shift: np.ndarray,
+    shift: np.ndarray | np.integer,
     *,
     lo: int | None = None,
     hi: int | None = None,
@@ -401,7 +401,7 @@ def _rescale(v: _Vector) -> Masks:
     if not a.get("per_channel"):
         m, s = m[:1].reshape(()), s[:1].reshape(())
     out_zp = _zero_point(a.get("output_zp", 0), out_t, out_uns)
-    lo, hi = (0, (1 << out_t.bits) - 1) if out_uns else (int(out_t.min), int(out_t.max))  # type: ignore[arg-type]
+    lo, hi = (0, (1 << out_t.bits) - 1) if out_uns else out_t.int_range
     double = bool(a.get("double_round")) and bool(a.get("scale32"))
     return shift_classes(value * m, s, lo=lo - out_zp, hi=hi - out_zp, double_round=double)
 
@@ -422,7 +422,7 @@ def _mul(v: _Vector) -> Masks:
     if shift == 0:
         return _empty()
     a, b = v.ints("input1", "input2")
-    return shift_classes(a * b, np.int64(shift), lo=int(v.out_t.min), hi=int(v.out_t.max))  # type: ignore[arg-type]
+    return shift_classes(a * b, np.int64(shift), lo=v.out_t.int_range.min, hi=v.out_t.int_range.max)
 
 
 def _add_sub(sign: float) -> Callable[[_Vector], Masks]:
@@ -466,7 +466,7 @@ def _avg_pool2d(v: _Vector) -> Masks:
     acc = _window_sums(x, kernel, stride, pad)
     count = _window_sums(np.ones((1, *x.shape[1:3], 1), np.int64), kernel, stride, pad)
     zp = int(a.get("output_zp", 0))
-    return mean_classes(acc, count, int(v.out_t.min) - zp, int(v.out_t.max) - zp)  # type: ignore[arg-type]
+    return mean_classes(acc, count, v.out_t.int_range.min - zp, v.out_t.int_range.max - zp)
 
 
 def _resize(v: _Vector) -> Masks:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -45,7 +47,9 @@ def valid_cases(
 
     @st.composite
     def draw_case(draw: st.DrawFn) -> Case:
-        drawn = fn(draw if aimed is None else _AimedDraw(draw, *aimed), rc)
+        # _AimedDraw answers the draws a DrawFn does (its __call__ has their signature).
+        aimed_draw = draw if aimed is None else cast(st.DrawFn, _AimedDraw(draw, *aimed))
+        drawn = fn(aimed_draw, rc)
         return drawn.build(spec) if isinstance(drawn, CaseSpec) else drawn
 
     return draw_case()
@@ -67,7 +71,7 @@ def _attribute_aim(rc: RecipeContext) -> tuple[str, object] | None:
             return None
         if not dt.is_int:
             return None
-        return name, {"zero": 0, "min": int(dt.min), "max": int(dt.max)}[value]  # type: ignore[arg-type]
+        return name, {"zero": 0, "min": dt.int_range.min, "max": dt.int_range.max}[value]
     if value == "nonzero":
         return None
     return name, value

@@ -24,7 +24,7 @@ def special_values(dt: DType) -> list[float | int | bool]:
     if dt.kind == "bool":
         return [False, True]
     if dt.kind in ("int", "shape"):
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        lo, hi = dt.int_range
         return sorted({lo, lo + 1, -1, 0, 1, hi - 1, hi})
     assert dt.normal_min is not None and dt.normal_max is not None
     assert dt.normal_frac is not None
@@ -65,16 +65,7 @@ def _bulk(
     if dt.kind == "bool":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dt.kind in ("int", "shape"):
-        lo = int(dt.min if r.low is None else max(r.low, dt.min))  # type: ignore[type-var]
-        hi = int(dt.max if r.high is None else min(r.high, dt.max))  # type: ignore[type-var]
-        if dist == 1:  # small magnitudes: where most integer arithmetic happens
-            lo, hi = max(lo, -16), min(hi, 16)
-            if lo > hi:
-                lo, hi = hi, lo
-        vals = rng.integers(lo, hi, size=shape, endpoint=True)
-        if r.nonzero:
-            vals = np.where(vals == 0, hi if hi != 0 else lo, vals)
-        return vals.astype(dt.storage)
+        return _bulk_int(rng, dt, shape, r, dist)
     # floats: dist 0 uniform in the range, 1 standard normal, 2 log-uniform magnitudes
     lo = -4.0 if r.low is None else r.low
     hi = 4.0 if r.high is None else r.high
@@ -84,7 +75,7 @@ def _bulk(
         vals = np.clip(rng.standard_normal(size=shape) * (hi - lo) / 4 + (hi + lo) / 2, lo, hi)
     else:
         top = max(abs(lo), abs(hi), 1e-30)
-        emin = np.log2(dt.normal_min)  # type: ignore[arg-type]
+        emin = np.log2(dt.fp.normal_min)
         mags = 2.0 ** rng.uniform(emin, np.log2(top), size=shape)
         signs = np.where(rng.integers(0, 2, size=shape) == 0, -1.0, 1.0)
         vals = np.clip(mags * signs, lo, hi)
@@ -92,6 +83,22 @@ def _bulk(
         vals = np.where(vals == 0, hi, vals)
     with np.errstate(over="ignore"):
         return vals.astype(dt.storage)
+
+
+def _bulk_int(
+    rng: np.random.Generator, dt: DType, shape: tuple[int, ...], r: ValueRange, dist: int
+) -> np.ndarray:
+    tlo, thi = dt.int_range
+    lo = tlo if r.low is None else int(max(r.low, tlo))
+    hi = thi if r.high is None else int(min(r.high, thi))
+    if dist == 1:  # small magnitudes: where most integer arithmetic happens
+        lo, hi = max(lo, -16), min(hi, 16)
+        if lo > hi:
+            lo, hi = hi, lo
+    vals = rng.integers(lo, hi, size=shape, endpoint=True)
+    if r.nonzero:
+        vals = np.where(vals == 0, hi if hi != 0 else lo, vals)
+    return vals.astype(dt.storage)
 
 
 def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
@@ -106,7 +113,7 @@ def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
             out += [lo, lo + 1]
         if hi is not None:
             out += [hi, hi - 1]
-        return [v for v in out if int(dt.min) <= v <= int(dt.max)]  # type: ignore[arg-type]
+        return [v for v in out if dt.int_range.min <= v <= dt.int_range.max]
     if dt.is_float:
         for b in (r.low, r.high):
             if b is not None and np.isfinite(b):
@@ -240,7 +247,7 @@ def sample_storage(rng: np.random.Generator, dt: DType, shape: tuple[int, ...]) 
     if dt.kind == "bool":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dt.kind in ("int", "shape"):
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        lo, hi = dt.int_range
         return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt.storage)
     x = np.asarray((rng.standard_normal(shape) * 4).astype(dt.storage))
     flat = x.view(f"u{dt.storage.itemsize}").reshape(-1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping
+from typing import SupportsInt, cast
 
 import flatbuffers
 import numpy as np
@@ -98,8 +99,8 @@ def _encode_arg(
     if kind is Kind.INITIAL_VALUE:
         dtype, shape = _variable_type(attrs)
         arr = encoding.coerce(value, dtype, shape, "value")
-        data = fbwriter.byte_vector(builder, encoding.encode(arr, dtype))
-        return [(arg.field, "offset", data), (arg.flag_field, "bool", True)]
+        offset = fbwriter.byte_vector(builder, encoding.encode(arr, dtype))
+        return [(arg.field, "offset", offset), (arg.flag_field, "bool", True)]
     raise EncodeError(f"{kind.value} values are not written into an attribute table")
 
 
@@ -144,7 +145,9 @@ def _int32(value: object, *, zero_point: bool = False) -> int:
         isinstance(value, numbers.Integral) or integral_float
     ):
         raise EncodeError(f"expected an integer, got {value!r}")
-    v = int(value)
+    # Checked above: an Integral, or a Real that is integral (typeshed's numbers ABCs do
+    # not declare __int__).
+    v = int(cast(SupportsInt, value))
     if not -(1 << 31) <= v < (1 << 31):
         raise EncodeError(f"{v} does not fit in int32")
     return v

@@ -28,16 +28,21 @@ memory); ``save_*``/``load_*`` are the same on files.
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from conformance.dtypes import DType
 from vectors.pack_errors import PackError, one_line
+from vectors.pack_source import read_regular_file
 
 __all__ = [
+    "NpyHeader",
+    "array_from",
     "decode_array",
     "decode_bound",
     "decode_expected",
@@ -49,6 +54,7 @@ __all__ = [
     "load_array",
     "load_bound",
     "load_expected",
+    "read_header",
     "save_array",
     "save_bound",
     "save_expected",
@@ -77,6 +83,8 @@ _FLOAT64 = np.dtype("<f8")
 # an opaque "<V2"); they travel as float32, which holds every one of their values.
 _WIDENED = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
 _NPY_VERSION = (1, 0)  # pinned: numpy's default may change, the bytes must not
+# numpy refuses headers longer than 10000 bytes; the magic and length come first.
+_HEAD_BYTES = 10000 + 12
 
 
 def interchange_dtype(dtype: DType) -> np.dtype:
@@ -167,30 +175,79 @@ def decode_bound(data: bytes, *, source: str = "<bytes>", shape: Shape | None = 
     return _decode(data, _FLOAT64, source, shape, "a bound")
 
 
-def _decode(data: bytes, want: np.dtype, source: str, shape: Shape | None, what: str) -> np.ndarray:
-    if not data.startswith(np.lib.format.MAGIC_PREFIX):
+class NpyHeader(NamedTuple):
+    """What an ``.npy`` header declares, checked against the bytes that follow it."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    fortran_order: bool
+    offset: int  # where the array data starts
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+def read_header(head: bytes, total: int, source: str) -> NpyHeader:
+    """Parse the header at the start of ``head`` (a prefix of a file of ``total`` bytes)
+    and check that the data it declares is exactly what the file holds.
+
+    Done before any data is read: a header may declare a shape of 10**12 elements, and
+    numpy would allocate that much before noticing the file is short.
+    """
+    if not head.startswith(np.lib.format.MAGIC_PREFIX):
         raise PackError(f"{source}: not an .npy file (no \\x93NUMPY magic)")
-    fp = io.BytesIO(data)
+    fp = io.BytesIO(head)
     try:
-        arr = np.lib.format.read_array(fp, allow_pickle=False)
-    except (ValueError, EOFError, OSError) as exc:
-        # numpy says "EOF: reading array data, expected 24 bytes got 10" for truncation.
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dt = np.lib.format.read_array_header_1_0(fp)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dt = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise ValueError(f"unsupported format version {version}")
+    except (ValueError, EOFError, OSError, SyntaxError) as exc:
         raise PackError(one_line(f"{source}: not a readable .npy file: {exc}")) from None
-    if fp.tell() != len(data):
+    if dt.hasobject or dt.names is not None or dt.subdtype is not None:
+        # Object arrays would need pickle; records and subarrays are no TOSA tensor.
+        raise PackError(f"{source}: dtype {dt} is not a tensor element type")
+    header = NpyHeader(dt, tuple(int(d) for d in shape), bool(fortran), fp.tell())
+    have = total - header.offset
+    if have < header.nbytes:
         raise PackError(
-            f"{source}: {len(data) - fp.tell()} trailing bytes after the array data "
+            f"{source}: truncated: the header declares shape {list(header.shape)} "
+            f"({header.nbytes} bytes of data), the file holds {have}"
+        )
+    if have > header.nbytes:
+        raise PackError(
+            f"{source}: {have - header.nbytes} trailing bytes after the array data "
             "(not a well-formed .npy file)"
         )
+    return header
+
+
+def array_from(data: bytes, header: NpyHeader) -> np.ndarray:
+    """The array a checked header describes, from the whole file's bytes (a copy)."""
+    count = math.prod(header.shape)
+    flat = np.frombuffer(data, dtype=header.dtype, count=count, offset=header.offset)
+    if header.fortran_order:
+        return flat.reshape(header.shape, order="F").copy(order="C")
+    return flat.reshape(header.shape).copy()
+
+
+def _decode(data: bytes, want: np.dtype, source: str, shape: Shape | None, what: str) -> np.ndarray:
+    header = read_header(data[:_HEAD_BYTES], len(data), source)
     # Byte order is not part of the value: accept a big-endian file of the right type.
-    if arr.dtype.kind != want.kind or arr.dtype.itemsize != want.itemsize:
+    if header.dtype.kind != want.kind or header.dtype.itemsize != want.itemsize:
         raise PackError(
-            f"{source}: wrong dtype: file holds {_describe(arr.dtype)}, expected "
+            f"{source}: wrong dtype: file holds {_describe(header.dtype)}, expected "
             f"{_describe(want)} for {what}"
         )
-    if shape is not None and tuple(arr.shape) != tuple(shape):
+    if shape is not None and header.shape != tuple(shape):
         raise PackError(
-            f"{source}: wrong shape: file holds {list(arr.shape)}, expected {list(shape)}"
+            f"{source}: wrong shape: file holds {list(header.shape)}, expected {list(shape)}"
         )
+    arr = array_from(data, header)
     return np.asarray(arr, dtype=want.newbyteorder("="), order="C")
 
 
@@ -269,9 +326,7 @@ def load_bound(path: PathLike, shape: Shape | None = None) -> np.ndarray:
 
 
 def _read(path: PathLike) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise PackError(f"{os.fspath(path)}: missing") from None
-    except OSError as exc:
-        raise PackError(one_line(f"{os.fspath(path)}: cannot read: {exc.strerror}")) from None
+    data = read_regular_file(Path(path), os.fspath(path))
+    if data is None:
+        raise PackError(f"{os.fspath(path)}: missing")
+    return data

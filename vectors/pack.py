@@ -43,6 +43,7 @@ from vectors.pack_write import DESC, vector_files
 
 __all__ = [
     "Check",
+    "FolderLock",
     "LoadedVector",
     "NotAPackError",
     "Pack",
@@ -118,8 +119,15 @@ def _replace_folder(pack_dir: Path, name: str, files: dict[str, bytes]) -> None:
         if leftover.exists():
             shutil.rmtree(leftover)
     tmp.mkdir(parents=True)
-    for fname, data in sorted(files.items()):
-        (tmp / fname).write_bytes(data)
+    try:
+        for fname, data in sorted(files.items()):
+            (tmp / fname).write_bytes(data)
+    except BaseException as exc:
+        # A full disk or an interrupt: leave no half-written folder behind.
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise _unwritable(target, exc) from None
+        raise
     if target.exists():
         target.rename(old)
     tmp.rename(target)
@@ -133,8 +141,45 @@ def _is_vector_folder(path: Path) -> bool:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)  # a reader never sees a half-written pack.json
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)  # a reader never sees a half-written pack.json
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _unwritable(path, exc) from None
+        raise
+
+
+def _unwritable(path: Path, exc: OSError) -> PackError:
+    return PackError(
+        f"{path}: cannot write: {exc.strerror or exc}; free space, or write the pack elsewhere"
+    )
+
+
+class FolderLock:
+    """An exclusive lock on a pack folder being written (``flock`` on the folder
+    itself, so no lock file is left in the pack); released by :meth:`close` or when
+    the process ends, however it ends."""
+
+    def __init__(self, folder: Path) -> None:
+        import fcntl
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            raise PackError(
+                f"{folder}: another 'generate' is writing a pack into this folder; "
+                "choose another folder"
+            ) from None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 # ----------------------------------------------------------------------------- reading
@@ -150,20 +195,23 @@ class _Index:
 
 
 def _read_index(source: PackSource) -> tuple[_Index | None, list[str]]:
-    """pack.json, and every problem with it; None when it cannot be used at all."""
+    """pack.json, and every problem with it; None when it cannot be used at all.
+    The container's own problems (duplicate zip members) come first."""
+    container = list(source.problems)
     try:
         data = source.read(INDEX)
     except PackError as exc:
-        return None, [str(exc)]
+        return None, [*container, str(exc)]
     if data is None:
-        return None, [f"{INDEX}: missing"]
+        return None, [*container, f"{INDEX}: missing"]
     try:
         doc = pack_json.loads(data, INDEX)
     except PackError as exc:
-        return None, [str(exc)]
+        return None, [*container, str(exc)]
     problems = pack_json.schema_problems(doc, "pack", INDEX)
     if problems:
-        return None, problems
+        return None, [*container, *problems]
+    problems = container
     recorded = doc.pop("pack_sha256")
     computed = pack_json.sha256(pack_json.canonical(doc))
     if computed != recorded:
@@ -228,6 +276,29 @@ class Pack:
             return self._by_name[name]
         except KeyError:
             raise PackError(f"{INDEX}: no vector named {name!r} in this pack") from None
+
+    def check_hashes(self, names: Iterable[str]) -> None:
+        """PackError unless every file of these vectors is there and has the sha256
+        pack.json records (the pack_sha256 already covers pack.json itself)."""
+        for name in names:
+            for file, want in sorted(self.entry(name).files.items()):
+                problem = self._hash_problem(f"{name}/{file}", want)
+                if problem is not None:
+                    raise PackError(
+                        f"{self.path}: the pack is damaged: {problem}; "
+                        "'tosa-conformance verify-pack' lists every problem"
+                    )
+
+    def _hash_problem(self, rel: str, want: str) -> str | None:
+        try:
+            data = self.source.read(rel)
+        except PackError as exc:  # unreadable, not a regular file, too big
+            return str(exc)
+        if data is None:
+            return f"{rel}: missing (pack.json lists it)"
+        if pack_json.sha256(data) != want:
+            return f"{rel}: sha256 mismatch with pack.json"
+        return None
 
     def check(self, name: str) -> list[str]:
         """Every problem with one vector; empty when it loads."""

@@ -6,8 +6,10 @@ schemas) and the command line can import them without pulling in the whole reade
 
 from __future__ import annotations
 
+from conformance.errors import ConformanceError
 
-class PackError(ValueError):
+
+class PackError(ConformanceError, ValueError):
     """A pack, or one file of it, cannot be written or read.
 
     The message is one line and starts with the file it is about (``pack.json``,

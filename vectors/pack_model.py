@@ -14,9 +14,9 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from conformance.compliance_descriptor import ComplianceDescriptor
 from conformance.graph import Graph
 from conformance.spec import Spec, TypeSupport
-from reference.compliance.descriptor import ComplianceDescriptor
 
 VectorKind = Literal["valid", "error", "level"]
 KINDS: tuple[VectorKind, ...] = ("valid", "error", "level")

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from conformance.compliance_descriptor import ComplianceDescriptor
 from conformance.dtypes import DType, dtype
 from conformance.graph import Block, Graph
-from reference.compliance.descriptor import ComplianceDescriptor
 from vectors import npy, pack_json
 from vectors.flatbuffer import FlatbufferError, deserialize
 from vectors.pack_errors import PackError

@@ -9,6 +9,7 @@ its top (``pack.json``, ``ADD_0/...``) or inside one top-level folder
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from pathlib import Path
 from typing import Protocol
@@ -17,9 +18,83 @@ from vectors.pack_errors import NotAPackError, PackError, one_line
 
 INDEX = "pack.json"
 
+# Limits on what one file of a pack may make this program read into memory.  A pack
+# comes from someone else: a zip member or a file declaring more is refused unread.
+# The environment variable changes the limit (in MiB) for packs with larger tensors.
+MAX_FILE_ENV = "TOSA_CONFORMANCE_MAX_FILE_MIB"
+DEFAULT_MAX_FILE_MIB = 64  # 8 Mi fp64 elements: far above any generated tensor
+_CHUNK = 1 << 20
+
+
+def max_file_bytes() -> int:
+    """The largest pack file (or backend result file) that is read, in bytes."""
+    raw = os.environ.get(MAX_FILE_ENV)
+    if raw is None:
+        return DEFAULT_MAX_FILE_MIB << 20
+    try:
+        mib = int(raw)
+    except ValueError:
+        mib = -1
+    if mib < 1:
+        raise PackError(f"{MAX_FILE_ENV}={raw!r}: must be a whole number of MiB, at least 1")
+    return mib << 20
+
+
+def _too_big(label: str, size: int, limit: int) -> PackError:
+    return PackError(
+        f"{label}: {size} bytes, more than the {limit >> 20} MiB a pack file may have "
+        f"(set {MAX_FILE_ENV} to raise the limit)"
+    )
+
+
+def read_regular_file(path: Path, label: str, limit: int | None = None) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file within ``limit`` bytes; None when it
+    does not exist; PackError for anything else (a FIFO, a device, a folder, too big).
+
+    Opened without blocking and checked with fstat before any read, so a FIFO cannot
+    hang the reader and ``/dev/zero`` cannot fill memory.
+    """
+    limit = max_file_bytes() if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise PackError(one_line(f"{label}: cannot read: {exc.strerror or exc}")) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PackError(f"{label}: not a regular file ({_kind(info.st_mode)}); refused")
+        if info.st_size > limit:
+            raise _too_big(label, info.st_size, limit)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(info.st_size + 1)
+        if len(data) != info.st_size:
+            raise PackError(f"{label}: changed while it was read; refused")
+        return data
+    except OSError as exc:
+        raise PackError(one_line(f"{label}: cannot read: {exc.strerror or exc}")) from None
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
 
 class PackSource(Protocol):
     label: str  # the path as the user gave it, for messages
+    # Problems of the container itself (duplicate zip members, links out of the pack).
+    problems: list[str]
 
     def files(self) -> list[str]:
         """Every file of the pack, relative to its root, sorted."""
@@ -33,25 +108,33 @@ class PackSource(Protocol):
 
 
 class FolderSource:
+    """A pack folder.  Symbolic links are followed only while they stay inside the
+    pack, and only regular files are read."""
+
     def __init__(self, root: Path, label: str) -> None:
         self.root = root
+        self.real_root = root.resolve()
         self.label = label
+        self.problems: list[str] = []
 
     def files(self) -> list[str]:
         out = []
-        for dirpath, _dirs, names in os.walk(self.root):
+        for dirpath, dirs, names in os.walk(self.root):
             rel_dir = Path(dirpath).relative_to(self.root)
-            out += [(rel_dir / n).as_posix() for n in names]
+            # A linked folder is not walked (os.walk does not follow links); list it,
+            # so that verify-pack reports it instead of passing over it.
+            links = [d for d in dirs if (Path(dirpath) / d).is_symlink()]
+            out += [(rel_dir / n).as_posix() for n in [*names, *links]]
         return sorted(out)
 
     def read(self, rel: str) -> bytes | None:
         path = self.root / rel
-        try:
-            return path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+        if not os.path.lexists(path):
             return None
-        except OSError as exc:
-            raise PackError(one_line(f"{rel}: cannot read: {exc.strerror or exc}")) from None
+        real = path.resolve()
+        if not real.is_relative_to(self.real_root):
+            raise PackError(f"{rel}: a link that leaves the pack (to {real}); refused")
+        return read_regular_file(real, rel)
 
     def close(self) -> None:
         pass
@@ -62,11 +145,17 @@ class ZipSource:
         self.archive = archive
         self.prefix = prefix  # "" or "folder/"
         self.label = label
-        self.members = {
-            info.filename[len(prefix) :]: info
-            for info in archive.infolist()
-            if not info.is_dir() and info.filename.startswith(prefix)
-        }
+        self.problems = []
+        self.members: dict[str, zipfile.ZipInfo] = {}
+        for info in archive.infolist():
+            if info.is_dir() or not info.filename.startswith(prefix):
+                continue
+            rel = info.filename[len(prefix) :]
+            if rel in self.members:
+                # zipfile would give the last copy, other tools the first: the pack would
+                # read differently depending on the reader.
+                self.problems.append(f"{rel}: the zip holds two members of this name")
+            self.members[rel] = info
 
     def files(self) -> list[str]:
         return sorted(self.members)
@@ -75,11 +164,34 @@ class ZipSource:
         info = self.members.get(rel)
         if info is None:
             return None
+        limit = max_file_bytes()
+        # The declared size is checked first; the read is bounded too, since the
+        # declaration is the zip's word only.
+        if info.file_size > limit:
+            raise _too_big(rel, info.file_size, limit)
+        # Into a buffer of the declared size, so the member is held once: zipfile stops
+        # at the declared size and checks the CRC, so a member that says less than it
+        # inflates to fails there, unread beyond its word.
+        buf = bytearray(info.file_size)
+        view = memoryview(buf)
+        size = 0
         try:
-            return self.archive.read(info)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+            with self.archive.open(info) as f:
+                while size < len(buf):
+                    chunk = f.read(min(_CHUNK, len(buf) - size))
+                    if not chunk:
+                        break
+                    view[size : size + len(chunk)] = chunk
+                    size += len(chunk)
+                extra = f.read(1)
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as exc:
             # BadZipFile covers a CRC mismatch: the zip itself is damaged at this member.
             raise PackError(one_line(f"{rel}: cannot read from the zip: {exc}")) from None
+        finally:
+            view.release()
+        if size != len(buf) or extra:
+            raise PackError(f"{rel}: cannot read from the zip: the member is not its declared size")
+        return bytes(buf) if len(buf) <= _CHUNK else buf  # type: ignore[return-value]
 
     def close(self) -> None:
         self.archive.close()
@@ -90,16 +202,20 @@ def open_source(path: str | os.PathLike[str]) -> PackSource:
     label = os.fspath(path)
     p = Path(path)
     if p.is_dir():
-        if not (p / INDEX).is_file():
+        if not (p / INDEX).is_file() and not (p / INDEX).is_symlink():
             raise NotAPackError(f"{label}: not a pack (no {INDEX} in this folder)")
         return FolderSource(p, label)
     if not p.exists():
         raise NotAPackError(f"{label}: no such file or folder")
+    mode = p.stat().st_mode
+    if not stat.S_ISREG(mode):
+        # is_zipfile would block on a FIFO and read a device forever.
+        raise NotAPackError(f"{label}: not a pack ({_kind(mode)}, not a folder or a zip file)")
     if not zipfile.is_zipfile(p):
         raise NotAPackError(f"{label}: not a pack (neither a folder nor a zip file)")
     try:
         archive = zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise NotAPackError(one_line(f"{label}: not a readable zip file: {exc}")) from None
     prefix = _zip_root(archive)
     if prefix is None:

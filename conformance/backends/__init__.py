@@ -37,6 +37,11 @@ BUILTIN: dict[str, tuple[str, str]] = {
         "IREE (the 'iree' extra): TOSA MLIR compiled for llvm-cpu and run on local-task; "
         "iree:N compiles N vectors per module",
     ),
+    "litert": (
+        "conformance.backends.litert:LiteRTBackend",
+        "LiteRT (the 'litert' extra): one .tflite model per vector, CPU interpreter; "
+        "the operations of the nnapi manifest (--capabilities nnapi)",
+    ),
     "python": (
         "conformance.backends:python_backend",
         "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",
@@ -45,7 +50,10 @@ BUILTIN: dict[str, tuple[str, str]] = {
 
 # Built-in backends that need an optional extra: name -> "module:function" telling why
 # the backend cannot be made on this machine (None when it can); `backends` shows it.
-AVAILABILITY: dict[str, str] = {"iree": "conformance.backends.iree:unavailable"}
+AVAILABILITY: dict[str, str] = {
+    "iree": "conformance.backends.iree:unavailable",
+    "litert": "conformance.backends.litert:unavailable",
+}
 
 
 def python_backend(argument: str | None) -> Backend:
@@ -63,21 +71,44 @@ def python_backend(argument: str | None) -> Backend:
         spec = importlib.util.spec_from_file_location(f"tosa_backend_{path.stem}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            raise BackendError(
+                f"python backend: {where}, line {exc.lineno}: syntax error: {exc.msg}"
+            ) from None
+        except Exception as exc:  # the user's module: any error is theirs to fix
+            raise BackendError(_raised(f"{where} raised on import", exc)) from None
     else:
         try:
             module = import_module(where)
+        except SyntaxError as exc:
+            raise BackendError(
+                f"python backend: {exc.filename}, line {exc.lineno}: syntax error: {exc.msg}"
+            ) from None
         except ImportError as exc:
             raise BackendError(f"python backend: cannot import {where}: {exc}") from None
+        except Exception as exc:
+            raise BackendError(_raised(f"{where} raised on import", exc)) from None
     factory = getattr(module, attr, None)
     if factory is None:
         raise BackendError(f"python backend: {where} has no {attr!r}")
-    return factory(None)  # type: ignore[no-any-return]
+    try:
+        return factory(None)
+    except BackendError:
+        raise
+    except Exception as exc:
+        raise BackendError(_raised(f"{where}:{attr}(None) raised", exc)) from None
+
+
+def _raised(what: str, exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return f"python backend: {what} {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def _load(target: str) -> Callable[[str | None], Backend]:
     module, _, attr = target.partition(":")
-    return getattr(import_module(module), attr)  # type: ignore[no-any-return]
+    return getattr(import_module(module), attr)
 
 
 def available() -> dict[str, str]:

@@ -16,6 +16,13 @@ attribute ``denormals``: a mapping of type names (``"fp16"``, ``"bf16"``, ``"fp3
 may be either, and the runner records which it observed; a declared mode is held to
 (a backend declaring ``supported`` that flushes fails).  fp8 types cannot be declared
 ``flush``: the spec requires their denormals.  docs/backends.md, "Denormals".
+
+Processes a backend starts end with the vector they were started for: after each
+vector the runner's worker kills every process below it (docs/reliability.md), except
+children the backend still holds a ``subprocess.Popen`` of (a helper kept from one
+vector to the next, such as a compiler server).  A backend that keeps processes some
+other way sets the class attribute ``keeps_processes = True``; its processes then end
+with the worker instead.
 """
 
 from __future__ import annotations
@@ -27,11 +34,12 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from conformance.dtypes import DType
+from conformance.errors import ConformanceError
 from reference.compliance.denormals import DenormalMode, declared_modes
 from vectors.pack_model import LoadedVector
 
 
-class BackendError(Exception):
+class BackendError(ConformanceError):
     """A backend that cannot be created or used at all (missing tool, bad argument).
 
     Problems with one vector are results, not exceptions."""

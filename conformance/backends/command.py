@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import io
 import json
 import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -37,9 +37,10 @@ from conformance.backends.base import BackendError, BackendResult
 from conformance.dtypes import DType
 from reference.compliance.denormals import format_modes, parse_modes
 from vectors.flatbuffer import serialize
-from vectors.npy import save_array
-from vectors.pack_errors import one_line
+from vectors.npy import array_from, read_header, save_array
+from vectors.pack_errors import PackError, one_line
 from vectors.pack_model import LoadedVector
+from vectors.pack_source import max_file_bytes
 
 DESC_FILE = "desc.json"
 # Leading option of the backend itself (never passed to the program).
@@ -53,6 +54,7 @@ DEFAULT_TIMEOUT = 3600.0
 _LOG_TAIL = 64 * 1024  # bytes of the log kept: enough for a report, bounded for a chatty tool
 # Narrow float types whose raw bytes ml_dtypes' np.save writes as an opaque void dtype.
 _RAW_NARROW = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_NPY_HEAD = 10000 + 12  # numpy's longest header, with its magic and length
 
 
 class BackendCrash(RuntimeError):
@@ -130,7 +132,8 @@ class CommandBackend:
                 notes.append(f"[{self._program} wrote no {path.name} for output {name!r}]")
                 continue
             try:
-                outputs[name] = read_result(path, main.tensors[name].dtype)
+                t = main.tensors[name]
+                outputs[name] = read_result(path, t.dtype, tuple(t.shape))
             except ValueError as exc:
                 problems.append(f"{path.name} (output {name!r}): {exc}")
         if problems and vector.kind == "valid":
@@ -204,20 +207,39 @@ def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Pa
     return desc_path, results
 
 
-def read_result(path: Path, dtype: DType) -> np.ndarray:
+def read_result(path: Path, dtype: DType, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """A result file as written; ValueError when it is not a readable ``.npy``.
 
-    The dtype is left to the runner, which accepts any dtype that converts to the
-    output's type exactly and reports the rest.  One help: a bf16/fp8 array saved with
-    ml_dtypes comes back from plain numpy as raw bytes (``|V2``), viewed here as the type.
+    Only a regular file within the pack file size limit is read, and its header is
+    checked first: for a result declaring another shape than ``shape`` (when given),
+    the data is not read (a zero-strided stand-in of that shape is returned), so a
+    2 GiB result for a scalar output costs nothing.  The dtype is
+    left to the runner, which accepts any dtype that converts to the output's type
+    exactly and reports the rest.  One help: a bf16/fp8 array saved with ml_dtypes
+    comes back from plain numpy as raw bytes (``|V2``), viewed here as the type.
     """
-    data = path.read_bytes()
-    if not data.startswith(np.lib.format.MAGIC_PREFIX):
-        raise ValueError(f"not an .npy file (no \\x93NUMPY magic; {len(data)} bytes)")
+    label = path.name
     try:
-        arr = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, EOFError, OSError) as exc:
-        raise ValueError(one_line(f"not a readable .npy file: {exc}")) from None
+        # Without blocking: a program may leave a FIFO where its result should be.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("not a regular file")
+            head = f.read(_NPY_HEAD)
+            header = read_header(head, info.st_size, label)
+            if shape is not None and header.shape != tuple(shape):
+                # Not read: a stand-in of the declared shape that takes no memory, so
+                # the runner reports the wrong shape as it does for any backend.
+                return np.broadcast_to(np.zeros((), dtype.storage), header.shape)
+            if info.st_size > max_file_bytes():
+                raise ValueError(f"{info.st_size} bytes, more than the file size limit")
+            data = head + f.read()
+    except PackError as exc:
+        raise ValueError(str(exc).removeprefix(f"{label}: ")) from None
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
+    arr = array_from(data, header)
     if (
         arr.dtype.kind == "V"
         and arr.dtype.names is None

@@ -10,7 +10,7 @@ from conformance.coverage_report import family_rows, markdown_table
 from conformance.spec import Spec
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "coverage",
         help="what a pack covers: obligations met, vectors and tensor sizes per family",

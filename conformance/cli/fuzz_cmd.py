@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import sys
+import time
 from pathlib import Path
 
 from conformance.backends import BackendError, get_backend
+from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
+from conformance.cli.executor_args import (
+    add_executor_arguments,
+    executor_errors,
+    executor_from_args,
+)
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
+from conformance.cli.run_cmd import INTERRUPTED, NO_VECTORS
 from conformance.fuzz import FINDING_KINDS, Fuzzer
-from conformance.spec import Spec
+from conformance.spec import Spec, TypeSupport
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
 
@@ -23,7 +32,7 @@ def parse_duration(text: str) -> float:
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fuzz",
         help="fuzz a backend and save minimal failing vectors",
@@ -33,25 +42,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--backend", required=True, metavar="B")
     add_claim_arguments(p)
-    p.set_defaults(profile=None)
-    p.add_argument("--ops", metavar="REGEX", help="only operators whose name matches fully")
+    p.add_argument(
+        "--ops", metavar="REGEX", help="only operators whose name matches fully (any case)"
+    )
     p.add_argument(
         "--max-examples", type=int, default=50, metavar="N", help="examples per pair (50)"
     )
     p.add_argument("--time", metavar="DURATION", help="keep going for this long, e.g. 10m")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=int, metavar="S", help="search seed (default: a new one, printed first)"
+    )
     p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per case (30)")
     p.add_argument("--no-invalid", action="store_true", help="valid cases only")
     p.add_argument("-o", "--output", default="findings", metavar="FINDINGS")
+    p.add_argument("--quiet", action="store_true", help="no per-pair progress lines")
+    add_executor_arguments(p)
+    add_capabilities_argument(p)
     p.set_defaults(run=_run)
 
 
 def _run(spec: Spec, args: argparse.Namespace) -> int:
-    if not args.profile:
-        # fuzzing is not a certification: by default everything the spec defines
-        args.profile = list(spec.profiles)
-        args.extension = args.extension or ["all"]
-    claim = claim_from_args(spec, args)
+    claim = claim_from_args(spec, args)  # --profile is required, as for generate
     seconds = parse_duration(args.time) if args.time else None
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
@@ -64,7 +75,14 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         get_backend(args.backend)
     except BackendError as exc:
         raise UsageError(str(exc)) from None
+    executor = executor_from_args(args)
+    manifest = manifest_from_args(spec, args)
+    if manifest is not None and executor is not None:
+        # The Dask searches rebuild their Fuzzer from a request that holds no manifest.
+        raise UsageError("--capabilities does not work with --executor yet; fuzz on this machine")
     out = Path(args.output)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(2**31)
     fuzzer = Fuzzer(
         spec,
         claim,
@@ -74,10 +92,31 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         seed_value=args.seed,
         timeout=args.timeout,
         invalid=not args.no_invalid,
+        capabilities=manifest,
     )
     if not fuzzer.pairs:
         fuzzer.close()
-        raise UsageError("no (operator, mode) pair to fuzz: check --ops and the claim")
+        print(
+            f"tosa-conformance: no vectors: no (operator, mode) pair of {claim.describe()} "
+            + (f"matches --ops {args.ops!r}" if args.ops else "has a recipe"),
+            file=sys.stderr,
+        )
+        return NO_VECTORS
+    print(f"fuzz seed {args.seed} (the same --seed searches the same cases)", flush=True)
+    started = time.monotonic()
+    searched: list[str] = []
+
+    def pair(mode: TypeSupport) -> None:
+        searched.append(f"{mode.operator} [{mode.mode}]")
+        if not args.quiet:
+            elapsed = time.monotonic() - started
+            print(
+                f"fuzz: pair {len(searched)} of {len(fuzzer.pairs)}: {searched[-1]} "
+                f"({fuzzer.examples} examples, {len(fuzzer.findings)} findings so far, "
+                f"{elapsed:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def found(f) -> None:
         print(
@@ -89,12 +128,32 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         print(f"  replay: {f.replay}", flush=True)
 
     try:
-        findings = fuzzer.run(max_examples=args.max_examples, seconds=seconds, on_finding=found)
+        with executor_errors():
+            findings = fuzzer.run(
+                max_examples=args.max_examples,
+                seconds=seconds,
+                on_finding=found,
+                on_pair=pair,
+                executor=executor,
+            )
+    except KeyboardInterrupt:
+        fuzzer.save_index()  # the findings so far stay a pack
+        print(
+            f"tosa-conformance: interrupted after {len(searched)} of {len(fuzzer.pairs)} "
+            f"pairs; {len(fuzzer.findings)} findings in {out}; rerun the same command to "
+            "replay them first",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
     finally:
         fuzzer.close()
+    elapsed = max(time.monotonic() - started, 1e-9)
+    covered = sorted(set(searched))
     print(
-        f"{len(findings)} findings in {len(fuzzer.pairs)} pairs after {fuzzer.examples} "
-        f"examples" + (f"; findings pack: {out}" if findings else ""),
+        f"{len(findings)} findings in {len(covered)} pairs after {fuzzer.examples} examples "
+        f"({fuzzer.examples / elapsed:.1f} examples/s)"
+        + (f"; findings pack: {out}" if findings else ""),
         file=sys.stdout,
     )
+    print(f"pairs covered: {', '.join(covered)}")
     return 1 if findings else 0

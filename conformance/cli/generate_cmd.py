@@ -6,20 +6,27 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
+from conformance.cli.executor_args import (
+    add_executor_arguments,
+    executor_errors,
+    executor_from_args,
+)
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
 from conformance.generate import (
     DEFAULT_EXAMPLES,
     Options,
-    ProgressBar,
     default_jobs,
     generate,
     summarize,
     unmet_lines,
 )
+from conformance.progress import Progress
 from conformance.spec import Spec
+from vectors.pack import FolderLock
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "generate",
         help="generate a vector pack for a claim",
@@ -66,6 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="largest tensor, in elements (default: the strategies' budget, 4096)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_executor_arguments(p)
+    add_capabilities_argument(p)
     p.set_defaults(run=_run)
 
 
@@ -84,8 +93,24 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
             raise UsageError(f"--ops {args.ops!r} is not a regular expression: {exc}") from None
         if not any(pattern.fullmatch(op) for op in spec.operators):
             raise UsageError(f"--ops {args.ops!r} matches no operator; see 'spec ops'")
+        from conformance.claims import required_modes
+        from conformance.cli.run_cmd import NO_VECTORS
+
+        if not any(pattern.fullmatch(m.operator) for m in required_modes(spec, claim)):
+            # Operators of the spec, none required by the claim: an empty selection,
+            # exit status 5 as for run (a name in no operator is a typo: exit 2).
+            msg = f"tosa-conformance: no vectors: --ops {args.ops!r} matches no operator "
+            print(msg + f"that {claim.describe()} requires", file=sys.stderr)
+            return NO_VECTORS
+    executor = executor_from_args(args)
     out = Path(args.output)
     if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} exists and is not empty; choose a new folder for the pack")
+    # Held to the end of the process: a second generate into the folder is refused
+    # (vectors.pack.FolderLock); the check again, for one that finished meanwhile.
+    lock = FolderLock(out)
+    if any(out.iterdir()):
+        lock.close()
         raise UsageError(f"{out} exists and is not empty; choose a new folder for the pack")
     options = Options(
         examples=args.examples,
@@ -94,21 +119,40 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         ops=args.ops,
         levels=args.levels,
         targeted=args.targeted,
+        capabilities=manifest_from_args(spec, args),
     )
-    result = generate(
-        spec,
-        claim,
-        out,
-        options=options,
-        seed=args.seed,
-        jobs=args.jobs,
-        spec_path=args.spec,
-        progress=ProgressBar(enabled=not args.quiet),
-    )
+    try:
+        with executor_errors(), Progress("generate", enabled=not args.quiet) as progress:
+            result = generate(
+                spec,
+                claim,
+                out,
+                options=options,
+                seed=args.seed,
+                jobs=args.jobs,
+                spec_path=args.spec,
+                progress=progress,
+                executor=executor,
+            )
+    except KeyboardInterrupt:
+        # generate has no --resume: pack.json is written last, so the folder is no pack yet.
+        print(
+            f"tosa-conformance: interrupted after {progress.done} of {progress.total} vectors; "
+            f"{out} is incomplete: remove it and rerun",
+            file=sys.stderr,
+        )
+        return 130
     for line in summarize(result):
         print(line)
     for note in result.notes:
         print(f"note: {note}")
+    if options.capabilities is not None:
+        m, unclaimed = options.capabilities, result.plan.unclaimed
+        print(
+            f"capabilities: manifest {m.name} (sha256 {m.sha256[:12]}) claims "
+            f"{len(result.plan.modes)} of the claim's {len(result.plan.modes) + len(unclaimed)} "
+            f"pairs; the {len(unclaimed)} unclaimed have no vectors"
+        )
     for line in unmet_lines(result.coverage):
         print(line)
     for problem in result.problems:

@@ -7,12 +7,12 @@ import sys
 from collections.abc import Sequence
 
 from conformance import __version__
-from conformance.claims import DEFAULT_LEVEL, Claim, ClaimError, make_claim
-from conformance.spec import Spec, SpecError, load_spec
-from vectors.pack_errors import PackError
+from conformance.claims import DEFAULT_LEVEL, Claim, make_claim
+from conformance.errors import ConformanceError
+from conformance.spec import Spec, load_spec
 
 
-class UsageError(Exception):
+class UsageError(ConformanceError):
     """A problem with what the user asked for; printed as one line, exit status 2."""
 
 
@@ -46,10 +46,12 @@ def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
 
 def build_parser() -> argparse.ArgumentParser:
     from conformance.cli import (
+        capabilities_cmd,
         certify_cmd,
         coverage_cmd,
         fuzz_cmd,
         generate_cmd,
+        merge_cmd,
         mutation_cmd,
         pack_cmd,
         run_cmd,
@@ -72,10 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.register(sub)
     certify_cmd.register(sub)
     fuzz_cmd.register(sub)
+    merge_cmd.register(sub)
     mutation_cmd.register(sub)
     pack_cmd.register(sub)
     coverage_cmd.register(sub)
     spec_cmd.register(sub)
+    capabilities_cmd.register(sub)
     return parser
 
 
@@ -85,11 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         spec = load_spec(args.spec)
         return int(args.run(spec, args) or 0)
-    except (SpecError, ClaimError, UsageError, PackError) as exc:
+    # Every error the user can fix (bad argument, damaged pack, spec, claim, backend,
+    # results file, full disk) is a ConformanceError: one line, exit status 2.
+    except ConformanceError as exc:
         print(f"tosa-conformance: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except OSError as exc:  # an unwritable output, a full disk: the user's to fix
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tosa-conformance: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from conformance.generate import default_jobs
 from conformance.spec import Spec
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser("mutants", help="list the mutant backends (mutant:NAME)")
     m.set_defaults(run=_list)
     s = sub.add_parser(

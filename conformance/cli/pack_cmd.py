@@ -14,7 +14,7 @@ from conformance.spec import Spec
 from vectors.pack import verify
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify-pack",
         help="check every file of a vector pack against its hashes, schemas and graphs",

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from conformance import errata
+from conformance import errata, sources
 from conformance.claims import required_modes
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
 from conformance.spec import Argument, OperatorSpec, Spec, TypeSupport
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     spec_parser = sub.add_parser("spec", help="browse the specification model")
     spec_sub = spec_parser.add_subparsers(dest="spec_command", metavar="WHAT")
     spec_sub.required = True
@@ -28,6 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     op = command("op", "one operator: arguments, ranks, level limits, modes", _op)
     op.add_argument("name", help="operator name, e.g. CONV2D")
     op.add_argument("--level", default="8K", help="level used to resolve rank bounds")
+    op.add_argument(
+        "--sources",
+        action="store_true",
+        help="where the operator's behaviour is defined (file:line per registry)",
+    )
+    index = command("sources-index", "docs/operators.md: --sources for every operator", _index)
+    index.add_argument("-o", "--output", help="write the index to this file (default: print it)")
     req = command("requirements", "(operator, mode) pairs a claim requires", _requirements)
     add_claim_arguments(req)
     command("profiles", "profiles and extensions", _profiles)
@@ -82,7 +90,10 @@ def _ops(spec: Spec, args: argparse.Namespace) -> int:
 def _rank_text(arg: Argument, spec: Spec, level: str) -> str:
     if arg.rank_min is None or arg.rank_max is None:
         return "-"
-    lo, hi = arg.rank_range(spec.level(level))
+    ranks = arg.rank_range(spec.level(level))
+    if ranks is None:
+        return "-"
+    lo, hi = ranks
     return str(lo) if lo == hi else f"{lo}..{hi}"
 
 
@@ -97,6 +108,8 @@ def _op(spec: Spec, args: argparse.Namespace) -> int:
         spec.level(args.level)
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
+    if args.sources:
+        return _sources(spec, op, args)
     arg_rows = [
         [
             a.category,
@@ -143,6 +156,39 @@ def _op(spec: Spec, args: argparse.Namespace) -> int:
         "errata": [e.id for e in notes],
     }
     return _emit(args, data, text)
+
+
+def _sources(spec: Spec, op: OperatorSpec, args: argparse.Namespace) -> int:
+    found = sources.operator_sources(op.name, spec)
+    data = {
+        "operator": op.name,
+        "group": op.group,
+        "sources": {r: [loc.to_json() for loc in locs] for r, locs in found.items()},
+        "exemptions": {r: sources.exemption(r, op) for r, locs in found.items() if not locs},
+    }
+    return _emit(args, data, sources.render_sources(op.name, spec))
+
+
+def _index(spec: Spec, args: argparse.Namespace) -> int:
+    text = sources.render_index(spec)
+    if args.json:
+        data = {
+            name: {
+                r: [str(loc) for loc in locs]
+                for r, locs in sources.operator_sources(name, spec).items()
+            }
+            for name in spec.operators
+        }
+        return _emit(args, data, text)
+    if not args.output:
+        print(text, end="")
+        return 0
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{args.output}: cannot write the index: {exc.strerror}") from None
+    print(f"wrote {args.output} ({len(spec.operators)} operators)")
+    return 0
 
 
 def _requirements(spec: Spec, args: argparse.Namespace) -> int:

@@ -33,8 +33,8 @@ def ulp_size(ref: np.ndarray, out: DType) -> np.ndarray:
     normal = np.isfinite(mag) & (mag >= _FP64_NORMAL_MIN)
     # frexp gives mag = m * 2**e with m in [0.5, 1), so ilog2(mag) = e - 1.
     _, e = np.frexp(np.where(normal, mag, 1.0))
-    pow2 = np.maximum(np.ldexp(1.0, e - 1), out.normal_min)
-    return np.where(normal, np.ldexp(pow2, -out.normal_frac), 0.0)
+    pow2 = np.maximum(np.ldexp(1.0, e - 1), out.fp.normal_min)
+    return np.where(normal, np.ldexp(pow2, -out.fp.normal_frac), 0.0)
 
 
 def ulp_error_bound(ref: np.ndarray, num_ulp: float, out: DType) -> np.ndarray:
@@ -48,7 +48,7 @@ def abs_error_scale(out: DType, normal_divisor: float) -> float:
     The pseudocode's exp2 takes an int, so the quotient is truncated toward zero before
     the power is taken: fp32 with divisor 2 uses 2**-11, not 2**-11.5.
     """
-    return math.ldexp(1.0, int(-out.normal_frac / normal_divisor))
+    return math.ldexp(1.0, int(-out.fp.normal_frac / normal_divisor))
 
 
 def calc_abs_error_bound(
@@ -86,7 +86,7 @@ def abs_error_bound(
 def reduce_product_error_bound(ref: np.ndarray, n: int, out: DType) -> np.ndarray:
     """err_bnd for REDUCE_PRODUCT: each of the n roundings may add half an ulp of
     relative error, compounded."""
-    growth = math.pow(1.0 + math.ldexp(1.0, -out.normal_frac - 1), n) - 1.0
+    growth = math.pow(1.0 + math.ldexp(1.0, -out.fp.normal_frac - 1), n) - 1.0
     with np.errstate(invalid="ignore"):
         return np.abs(ref) * growth
 

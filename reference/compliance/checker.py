@@ -74,8 +74,9 @@ def check(
         err_bnd = resize_error_bound(exp, p.input_abs_max)
     else:  # pragma: no cover - the descriptor validates mode against params
         raise AssertionError(f"unhandled mode {mode}")
-    res = within_bound(exp, act64, err_bnd, out, zero_sign=zero_sign)
-    return build_verdict(descriptor, res.ok, res.margin, exp, act, interval=(res.low, res.high))
+    bounded = within_bound(exp, act64, err_bnd, out, zero_sign=zero_sign)
+    interval = (bounded.low, bounded.high)
+    return build_verdict(descriptor, bounded.ok, bounded.margin, exp, act, interval=interval)
 
 
 def _exact_margin(ok: np.ndarray) -> np.ndarray:

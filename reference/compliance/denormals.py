@@ -68,7 +68,7 @@ def parse_modes(text: str) -> dict[DType, DenormalMode]:
     text = text.strip()
     if text in MODES:
         types = DENORMAL_TYPES if text == SUPPORTED else tuple(FLUSH_ALLOWED)
-        return {t: text for t in sorted(types, key=lambda t: t.name)}  # type: ignore[misc]
+        return {t: text for t in sorted(types, key=lambda t: t.name)}
     out: dict[DType, DenormalMode] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, mode = part.partition("=")
@@ -89,7 +89,7 @@ def parse_modes(text: str) -> dict[DType, DenormalMode]:
             raise ValueError(
                 f"denormal mode {part!r}: {t} denormals must be supported ({NUMBER_FORMATS})"
             )
-        out[t] = mode  # type: ignore[assignment]
+        out[t] = mode
     if not out:
         raise ValueError("empty denormal mode declaration")
     return out

@@ -1,252 +1,32 @@
-"""What an output has to satisfy: the compliance mode, its parameters, and where the
-rule comes from.
+"""Re-export of :mod:`conformance.compliance_descriptor`, where the descriptor now lives.
 
-A descriptor is plain data.  It holds no arrays: per-element bounds (the abs-input
-pass of a dot product, the operator inputs an absolute error bound is built from) are
-stored beside it as a separate tensor, because the vector format keeps them in
-``bound-K.npy``.  ``to_json`` / ``from_json`` give the dict form kept in the vector's
-metadata.
+A descriptor is plain data that the vector format stores, so it belongs to the core
+model: ``vectors`` reads it without importing ``reference``.  This module keeps the old
+import path working.
 """
 
-from __future__ import annotations
+from conformance.compliance_descriptor import (
+    DATA_SETS,
+    AbsErrorParams,
+    ComplianceDescriptor,
+    DotProductParams,
+    Magnitude,
+    Mode,
+    Params,
+    ReduceProductParams,
+    ResizeParams,
+    UlpParams,
+)
 
-import math
-from dataclasses import dataclass
-from enum import Enum
-from typing import Any
-
-from conformance.dtypes import DType, dtype
-
-
-class Mode(Enum):
-    """Compliance modes, one for each kind of rule in the spec's precision table."""
-
-    EXACT = "EXACT"  # integer, bool and shape outputs: values equal
-    EXACT_NAN = "EXACT_NAN"  # float outputs that must be exact: NaN matches NaN, zero sign too
-    ULP = "ULP"  # within a number of ulp (tosa_reference_check_fp)
-    ABS_ERROR = "ABS_ERROR"  # bound from calcAbsErrorBound (EXP, POW, SIGMOID, TANH, SIN, COS)
-    REDUCE_PRODUCT = "REDUCE_PRODUCT"  # bound grows with the number of factors
-    RESIZE = "RESIZE"  # bound proportional to the largest input magnitude
-    DOT_PRODUCT = "DOT_PRODUCT"  # per-element and statistical dot product tests
-
-
-class Magnitude(Enum):
-    """Which value scales an ABS_ERROR bound (calcAbsErrorBound's first argument)."""
-
-    REFERENCE = "REFERENCE"  # the fp64 reference result (EXP, POW, SIGMOID, TANH)
-    INPUT = "INPUT"  # the operator input x, held in the bound tensor (SIN, COS)
-
-
-# Data sets a dot product test may use: Appendix A's S=0..5, and -1 for any other
-# data with enough distinct outputs.
-DATA_SETS = frozenset(range(-1, 6))
-
-
-@dataclass(frozen=True)
-class UlpParams:
-    """``zero_sign``: the operator's row also says underflows must give a zero of the
-    correct sign, which the ulp interval alone does not enforce (see fp_check)."""
-
-    ulp: float
-    zero_sign: bool = False
-
-    def __post_init__(self) -> None:
-        _require(math.isfinite(self.ulp) and self.ulp > 0, f"ulp must be > 0, got {self.ulp}")
-
-
-@dataclass(frozen=True)
-class AbsErrorParams:
-    """calcAbsErrorBound's constant arguments.
-
-    With ``Magnitude.REFERENCE`` the bound tensor holds calcAbsErrorBound's
-    ``bounds_value`` (for EXP, ``1 + abs(x)``).  With ``Magnitude.INPUT`` it holds the
-    input ``x`` itself, and ``bounds_value`` is ``abs(x) + input_offset``; SIN and COS
-    need ``x`` twice, which a single bound tensor could not otherwise carry.
-    """
-
-    lower_bound: float = 0.0
-    normal_divisor: float = 1.0
-    magnitude: Magnitude = Magnitude.REFERENCE
-    input_offset: float = 0.0
-
-    def __post_init__(self) -> None:
-        _require(_finite_nonneg(self.lower_bound), f"lower_bound must be >= 0: {self.lower_bound}")
-        _require(
-            math.isfinite(self.normal_divisor) and self.normal_divisor > 0,
-            f"normal_divisor must be > 0: {self.normal_divisor}",
-        )
-        _require(
-            _finite_nonneg(self.input_offset), f"input_offset must be >= 0: {self.input_offset}"
-        )
-        _require(
-            self.magnitude is Magnitude.INPUT or self.input_offset == 0.0,
-            "input_offset only applies with Magnitude.INPUT",
-        )
-
-
-@dataclass(frozen=True)
-class ReduceProductParams:
-    n: int  # number of factors in each product
-    zero_sign: bool = True  # the REDUCE_PRODUCT row requires signed underflow
-
-    def __post_init__(self) -> None:
-        _require(isinstance(self.n, int) and self.n >= 1, f"n must be an int >= 1: {self.n}")
-
-
-@dataclass(frozen=True)
-class ResizeParams:
-    input_abs_max: float  # max(abs(input)) over the whole input tensor
-
-    def __post_init__(self) -> None:
-        _require(
-            _finite_nonneg(self.input_abs_max), f"input_abs_max must be >= 0: {self.input_abs_max}"
-        )
-
-
-@dataclass(frozen=True)
-class DotProductParams:
-    """The constants of the dot product accuracy rule.
-
-    ``local_bound`` does not change the check itself: it decides how the caller builds
-    the abs-input pass whose result is passed to the check as the bound tensor (see
-    ``dot_product_bound_inputs``).  It is recorded so a vector says which it used.
-    """
-
-    ks: int  # kernel size KS, the dot product length
-    data_set: int  # Appendix A test set S, or -1
-    acc_dtype: DType
-    bias_abs_max: float = 0.0  # max(abs(bias)); > 0 adds one to ksb
-    local_bound: bool = True
-
-    def __post_init__(self) -> None:
-        _require(isinstance(self.ks, int) and self.ks >= 1, f"ks must be an int >= 1: {self.ks}")
-        _require(self.data_set in DATA_SETS, f"data_set must be one of -1..5, got {self.data_set}")
-        _require(self.acc_dtype.is_float, f"acc_dtype must be floating-point: {self.acc_dtype}")
-        _require(
-            _finite_nonneg(self.bias_abs_max), f"bias_abs_max must be >= 0: {self.bias_abs_max}"
-        )
-
-
-Params = UlpParams | AbsErrorParams | ReduceProductParams | ResizeParams | DotProductParams
-
-_PARAMS_FOR_MODE: dict[Mode, type | None] = {
-    Mode.EXACT: None,
-    Mode.EXACT_NAN: None,
-    Mode.ULP: UlpParams,
-    Mode.ABS_ERROR: AbsErrorParams,
-    Mode.REDUCE_PRODUCT: ReduceProductParams,
-    Mode.RESIZE: ResizeParams,
-    Mode.DOT_PRODUCT: DotProductParams,
-}
-
-
-@dataclass(frozen=True)
-class ComplianceDescriptor:
-    """How one output tensor is checked.
-
-    ``dtype`` is the output's TOSA element type; ``rule`` names the spec rule the mode
-    implements, e.g. "introduction: Main Inference precision requirements, RECIPROCAL
-    1 ulp", so a failure can be traced back to the text that demands it.
-    """
-
-    mode: Mode
-    dtype: DType
-    rule: str
-    params: Params | None = None
-
-    def __post_init__(self) -> None:
-        want = _PARAMS_FOR_MODE[self.mode]
-        got = type(self.params) if self.params is not None else None
-        _require(
-            got is want,
-            f"{self.mode.value} takes {_type_name(want)} parameters, got {_type_name(got)}",
-        )
-        if self.mode is Mode.EXACT:
-            _require(
-                not self.dtype.is_float,
-                f"EXACT is for integer, bool and shape outputs; use EXACT_NAN for {self.dtype}",
-            )
-        else:
-            _require(
-                self.dtype.is_float, f"{self.mode.value} needs a float output, not {self.dtype}"
-            )
-        _require(bool(self.rule.strip()), "rule must name the spec rule")
-
-    @property
-    def needs_bound(self) -> bool:
-        """Whether ``check`` needs a per-element bound tensor for this descriptor."""
-        return self.mode in (Mode.ABS_ERROR, Mode.DOT_PRODUCT)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"mode": self.mode.value, "dtype": self.dtype.name, "rule": self.rule}
-        if self.params is not None:
-            out["params"] = _params_to_json(self.params)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ComplianceDescriptor:
-        try:
-            mode = Mode(data["mode"])
-            out_type = dtype(data["dtype"])
-            rule = data["rule"]
-        except KeyError as exc:
-            raise ValueError(f"compliance descriptor: missing or unknown {exc}") from None
-        except ValueError as exc:
-            raise ValueError(f"compliance descriptor: {exc}") from None
-        extra = set(data) - {"mode", "dtype", "rule", "params"}
-        _require(not extra, f"compliance descriptor: unexpected keys {sorted(extra)}")
-        raw = data.get("params")
-        params = None if raw is None else _params_from_json(mode, raw)
-        return cls(mode, out_type, rule, params)
-
-
-def _params_to_json(p: Params) -> dict[str, Any]:
-    if isinstance(p, UlpParams):
-        return {"ulp": p.ulp, "zero_sign": p.zero_sign}
-    if isinstance(p, AbsErrorParams):
-        return {
-            "lower_bound": p.lower_bound,
-            "normal_divisor": p.normal_divisor,
-            "magnitude": p.magnitude.value,
-            "input_offset": p.input_offset,
-        }
-    if isinstance(p, ReduceProductParams):
-        return {"n": p.n, "zero_sign": p.zero_sign}
-    if isinstance(p, ResizeParams):
-        return {"input_abs_max": p.input_abs_max}
-    return {
-        "ks": p.ks,
-        "data_set": p.data_set,
-        "acc_dtype": p.acc_dtype.name,
-        "bias_abs_max": p.bias_abs_max,
-        "local_bound": p.local_bound,
-    }
-
-
-def _params_from_json(mode: Mode, raw: dict[str, Any]) -> Params:
-    cls = _PARAMS_FOR_MODE[mode]
-    if cls is None:
-        raise ValueError(f"{mode.value} takes no parameters")
-    kwargs = dict(raw)
-    if "magnitude" in kwargs:
-        kwargs["magnitude"] = Magnitude(kwargs["magnitude"])
-    if "acc_dtype" in kwargs:
-        kwargs["acc_dtype"] = dtype(kwargs["acc_dtype"])
-    try:
-        params: Params = cls(**kwargs)
-        return params
-    except TypeError as exc:
-        raise ValueError(f"compliance descriptor {mode.value} params: {exc}") from None
-
-
-def _type_name(t: type | None) -> str:
-    return "no" if t is None else t.__name__
-
-
-def _finite_nonneg(v: float) -> bool:
-    return math.isfinite(v) and v >= 0
-
-
-def _require(cond: bool, message: str) -> None:
-    if not cond:
-        raise ValueError(message)
+__all__ = [
+    "DATA_SETS",
+    "AbsErrorParams",
+    "ComplianceDescriptor",
+    "DotProductParams",
+    "Magnitude",
+    "Mode",
+    "Params",
+    "ReduceProductParams",
+    "ResizeParams",
+    "UlpParams",
+]

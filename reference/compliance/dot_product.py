@@ -37,7 +37,7 @@ def ksb(params: DotProductParams, out: DType) -> int:
     An accumulator wider than the output absorbs ``2**(frac(acc) - frac(out))``
     additions per output ulp; a non-zero bias is one more addition.
     """
-    shift = params.acc_dtype.normal_frac - out.normal_frac
+    shift = params.acc_dtype.fp.normal_frac - out.fp.normal_frac
     terms = math.ceil(params.ks / math.ldexp(1.0, shift))
     return terms + (1 if params.bias_abs_max > 0 else 0)
 
@@ -96,7 +96,7 @@ def check_dot_product(
         unbounded = np.isinf(out_bnd.astype(params.acc_dtype.storage).astype(np.float64))
     zero = ~unbounded & (out_bnd == 0.0)
     scaled = ~unbounded & ~zero
-    unit = np.maximum(out_bnd * math.ldexp(1.0, -1 - out.normal_frac), out.normal_min)
+    unit = np.maximum(out_bnd * math.ldexp(1.0, -1 - out.fp.normal_frac), out.fp.normal_min)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(scaled, (actual - ref) / unit, 0.0)
     ok = np.where(scaled, np.abs(err) <= limit, True)
@@ -105,8 +105,8 @@ def check_dot_product(
     # tosa_reference_check_fp), even when the accumulator itself did not overflow.
     with np.errstate(invalid="ignore", over="ignore"):
         reach = limit * unit
-        inf_ok = ((actual == np.inf) & (ref + reach > out.normal_max)) | (
-            (actual == -np.inf) & (ref - reach < -out.normal_max)
+        inf_ok = ((actual == np.inf) & (ref + reach > out.fp.normal_max)) | (
+            (actual == -np.inf) & (ref - reach < -out.fp.normal_max)
         )
     inf_ok &= scaled & np.isfinite(ref)
     # An infinite reference (an infinite input whose every term keeps its sign) is

@@ -72,7 +72,7 @@ def within_bound(
     if out not in MUST_SUPPORT:
         # The pseudocode's widening below normal_min is what lets a subnormal result
         # flush to zero; fp8 denormals must be supported, so fp8 keeps the plain interval.
-        hi = np.where(hi < out.normal_min, out.normal_min, hi)
+        hi = np.where(hi < out.fp.normal_min, out.fp.normal_min, hi)
         lo = np.where(lo < out.normal_min, np.minimum(0.0, lo), lo)
     lo = np.where(np.isinf(r), np.inf, lo)
 

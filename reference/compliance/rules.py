@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from conformance.dtypes import BOOL, DType
 
 from .bound_inputs import ABS_ERROR_OPERATORS
@@ -78,25 +80,31 @@ DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
     }
 )
 
-# Operators checked with the dot product rule; True where the operator has a
-# local_bound attribute (default false), False where the rule takes local_bound true.
-DOT_PRODUCT_OPERATORS: dict[str, bool] = {
-    "CONV2D": True,
-    "CONV3D": True,
-    "DEPTHWISE_CONV2D": True,
-    "TRANSPOSE_CONV2D": True,
-    "FFT2D": True,
-    "RFFT2D": True,
-    "FULLY_CONNECTED": False,
-    "MATMUL": False,
-    "REDUCE_SUM": False,
-    "AVG_POOL2D": False,
-}
+# Operators checked with the dot product rule (the precision table's rows; which of them
+# have a local_bound attribute is tosa.xml's to say: has_local_bound_attribute).
+DOT_PRODUCT_OPERATORS: frozenset[str] = frozenset(
+    {
+        "CONV2D",
+        "CONV3D",
+        "DEPTHWISE_CONV2D",
+        "TRANSPOSE_CONV2D",
+        "FFT2D",
+        "RFFT2D",
+        "FULLY_CONNECTED",
+        "MATMUL",
+        "REDUCE_SUM",
+        "AVG_POOL2D",
+    }
+)
 
 
+@functools.cache
 def has_local_bound_attribute(op: str) -> bool:
-    """Whether ``op`` carries the optional local_bound attribute."""
-    return DOT_PRODUCT_OPERATORS[_dot_op(op)]
+    """Whether dot-product operator ``op`` carries the optional local_bound attribute
+    (asked of the spec model); the rule takes local_bound true for those without."""
+    from conformance.spec import load_spec  # the spec model, loaded on first use
+
+    return any(a.name == "local_bound" for a in load_spec().operator(_dot_op(op)).attributes)
 
 
 def effective_local_bound(op: str, attribute: bool | None) -> bool:
@@ -226,6 +234,6 @@ def for_operator(op: str, dtype: DType) -> ComplianceDescriptor:
 def _dot_op(op: str) -> str:
     name = op.upper()
     if name not in DOT_PRODUCT_OPERATORS:
-        known = ", ".join(DOT_PRODUCT_OPERATORS)
+        known = ", ".join(sorted(DOT_PRODUCT_OPERATORS))
         raise ValueError(f"{op} is not a dot product operator; known: {known}")
     return name

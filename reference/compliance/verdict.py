@@ -140,5 +140,5 @@ def _fmt(value: Any, out: DType, extra: int = 0) -> str:
         return str(int(value)) if v.is_integer() else repr(v)
     if not math.isfinite(v):
         return str(v)
-    digits = math.ceil((out.normal_frac + 1) * math.log10(2)) + 1 + extra
+    digits = math.ceil((out.fp.normal_frac + 1) * math.log10(2)) + 1 + extra
     return f"{v:.{digits}g}"

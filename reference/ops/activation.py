@@ -12,6 +12,9 @@ from reference.broadcast import check_same_shape
 from reference.context import OpContext
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+CLAMP_BOUNDS_CLAUSE = "max_val < min_val"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 
@@ -30,7 +33,7 @@ def clamp(ctx: OpContext) -> Result:
     dt = ctx.dtype("in_out_t")
     lo, hi = _attr_value(ctx, "min_val"), _attr_value(ctx, "max_val")
     check_same_shape(ctx, "input")
-    ctx.error_if(hi < lo, "max_val < min_val", f"min_val={lo}, max_val={hi}")
+    ctx.error_if(hi < lo, CLAMP_BOUNDS_CLAUSE, f"min_val={lo}, max_val={hi}")
     x = ctx.arg("input")
     value = ar.as_float(x) if dt.is_float else ar.as_int(x)
     out = ar.clip_s(value, lo, hi, dt.is_float)

@@ -13,10 +13,10 @@ import numpy as np
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast, check_broadcast
 from reference.context import OpContext
+from reference.ops.elementwise_binary import BROADCAST
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
-BROADCAST = "shape != broadcast_shape(shape1, shape2)"
 
 
 def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[OpContext], Result]:

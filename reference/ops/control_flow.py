@@ -29,6 +29,11 @@ from reference.context import OpContext
 from reference.engine import EvaluationError
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+CONDITION_SIZE_CLAUSE = "tensor_size(shape) != 1"
+COND_GRAPH_SIZE_CLAUSE = "tensor_size(tosa_output_shape(cond_graph)) != 1"
+COND_GRAPH_TYPE_CLAUSE = "tosa_output_type(cond_graph) != bool_t"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 NESTING_CLAUSE = "tosa_nesting_depth >= MAX_NESTING"
@@ -130,7 +135,7 @@ def cond_if(ctx: OpContext) -> Result:
         )
     shape = ctx.input_tensor("condition").shape
     size = int(np.prod(shape, dtype=np.int64))
-    ctx.error_if(size != 1, "tensor_size(shape) != 1", f"condition has shape {list(shape)}")
+    ctx.error_if(size != 1, CONDITION_SIZE_CLAUSE, f"condition has shape {list(shape)}")
 
     taken = then_block if bool(ctx.arg("condition").reshape(-1)[0]) else else_block
     return {"output_list": ctx.run_block(taken.name, ctx.arg_list("input_list"))}
@@ -175,12 +180,12 @@ def while_loop(ctx: OpContext) -> Result:
     cond_out = block_outputs(cond_block)
     ctx.error_if(
         len(cond_out) != 1 or cond_out[0].size != 1,
-        "tensor_size(tosa_output_shape(cond_graph)) != 1",
+        COND_GRAPH_SIZE_CLAUSE,
         f"{cond_block.name!r} outputs {', '.join(_describe(t) for t in cond_out) or 'nothing'}",
     )
     ctx.error_if(
         cond_out[0].dtype is not BOOL,
-        "tosa_output_type(cond_graph) != bool_t",
+        COND_GRAPH_TYPE_CLAUSE,
         f"{cond_block.name!r} outputs {_describe(cond_out[0])}",
     )
 

@@ -18,6 +18,16 @@ from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable, to_type
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+CONCAT_AXIS_CLAUSE = "axis < 0 || axis >= max(1,rank(shapes1[0]))"
+REVERSE_AXIS_CLAUSE = "axis < 0 || axis >= rank(shape)"
+CONCAT_RANK_CLAUSE = "rank(input_shape) != rank(shapes1[0])"
+PAD_RANK_CLAUSE = "rank(shape) != rank(shape1)"
+SLICE_LENGTH_CLAUSE = "rank(shape1) != length(start) || rank(shape1) != length(size)"
+RANK_CLAUSE = "rank(shape1) != rank(shape)"
+CONCAT_SHAPE_CLAUSE = "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)"
+SIZE_CLAUSE = "tensor_size(shape1) != tensor_size(shape)"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 # maximum<size_t>: shape values are held as int64 (conformance.dtypes.SHAPE).
 SIZE_MAX = cast(int, dtypes.SHAPE.max)
@@ -80,7 +90,7 @@ def concat(ctx: OpContext) -> Result:
     rank0 = len(shapes1[0])
     ctx.error_if(
         axis < 0 or axis >= max(1, rank0),
-        "axis < 0 || axis >= max(1,rank(shapes1[0]))",
+        CONCAT_AXIS_CLAUSE,
         f"axis {axis}, rank(shapes1[0]) {rank0}",
     )
     # Rank-0 inputs concatenate into a vector (shape_dim reads them as size 1), so
@@ -90,13 +100,13 @@ def concat(ctx: OpContext) -> Result:
     along = [s[axis] if axis < len(s) else 1 for s in shapes1]
     ctx.error_if(
         shape[axis] != sum(along),
-        "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)",
+        CONCAT_SHAPE_CLAUSE,
         f"shape[{axis}] = {shape[axis]}, inputs give {along}",
     )
     for k, s in enumerate(shapes1):  # over the list of tensors, not their elements
         ctx.error_if(
             len(s) != rank0,
-            "rank(input_shape) != rank(shapes1[0])",
+            CONCAT_RANK_CLAUSE,
             f"input {k} has shape {list(s)}, input 0 {list(shapes1[0])}",
         )
         differs = (np.arange(rank0) != axis) & (
@@ -127,7 +137,7 @@ def pad(ctx: OpContext) -> Result:
     )
     ctx.error_if(
         len(shape) != len(shape1),
-        "rank(shape) != rank(shape1)",
+        PAD_RANK_CLAUSE,
         f"output rank {len(shape)}, input rank {len(shape1)}",
     )
     before, after = padding[0::2], padding[1::2]
@@ -164,7 +174,7 @@ def reshape(ctx: OpContext) -> Result:
     size = tensor_size(ctx, new_shape.tolist(), "shape")
     ctx.error_if(
         size1 != size,
-        "tensor_size(shape1) != tensor_size(shape)",
+        SIZE_CLAUSE,
         f"{list(shape1)} has {size1} elements, {new_shape.tolist()} has {size}",
     )
     # Row-major offsets on both sides: numpy's C-order reshape is the same mapping.
@@ -177,7 +187,7 @@ def reverse(ctx: OpContext) -> Result:
     axis = int(ctx.attr("axis"))
     ctx.error_if(
         axis < 0 or axis >= x.ndim,
-        "axis < 0 || axis >= rank(shape)",
+        REVERSE_AXIS_CLAUSE,
         f"axis {axis}, rank {x.ndim}",
     )
     return {"output": _same_type(np.flip(x, axis=axis))}
@@ -193,12 +203,12 @@ def slice_(ctx: OpContext) -> Result:
     rank1 = len(shape1)
     ctx.error_if(
         rank1 != len(start) or rank1 != len(size),
-        "rank(shape1) != length(start) || rank(shape1) != length(size)",
+        SLICE_LENGTH_CLAUSE,
         f"rank {rank1}, start {start.tolist()}, size {size.tolist()}",
     )
     ctx.error_if(
         rank1 != len(shape),
-        "rank(shape1) != rank(shape)",
+        RANK_CLAUSE,
         f"input rank {rank1}, output rank {len(shape)}",
     )
     first_failure(
@@ -229,7 +239,7 @@ def tile(ctx: OpContext) -> Result:
     )
     ctx.error_if(
         len(shape1) != len(shape),
-        "rank(shape1) != rank(shape)",
+        RANK_CLAUSE,
         f"input rank {len(shape1)}, output rank {len(shape)}",
     )
     first_failure(
@@ -250,14 +260,14 @@ def transpose(ctx: OpContext) -> Result:
     rank1 = len(shape1)
     ctx.error_if(
         rank1 != len(shape),
-        "rank(shape1) != rank(shape)",
+        RANK_CLAUSE,
         f"input rank {rank1}, output rank {len(shape)}",
     )
     size1 = tensor_size(ctx, shape1, "shape1")
     size = tensor_size(ctx, shape, "shape")
     ctx.error_if(
         size1 != size,
-        "tensor_size(shape1) != tensor_size(shape)",
+        SIZE_CLAUSE,
         f"{list(shape1)} vs {list(shape)}",
     )
     # A value is repeated when an earlier position of perms holds it already.

@@ -129,7 +129,7 @@ def intdiv(ctx: OpContext) -> Result:
         # Only INT_MIN / -1 exceeds the type; apply_intdiv_s then repeats the check.
         (
             "static_cast<int64_t>(value1) / static_cast<int64_t>(value2) <= maximum_s<in_out_t>()",
-            q <= dt.max,  # type: ignore[operator]
+            q <= dt.int_range.max,
         ),
     ]
     ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})

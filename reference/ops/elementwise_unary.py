@@ -15,6 +15,9 @@ from reference.broadcast import check_same_shape
 from reference.context import OpContext
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+OUTPUT_ZP_CLAUSE = "in_out_t != i8_t && output_zp != 0"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 FloatFn = Callable[[np.ndarray], np.ndarray]
 
@@ -89,7 +92,7 @@ def negate(ctx: OpContext) -> Result:
     dt = ctx.dtype("in_out_t")
     in_zp, out_zp = ctx.attr("input1_zp", 0), ctx.attr("output_zp", 0)
     ctx.error_if(dt.name != "i8" and in_zp != 0, "in_out_t != i8_t && input1_zp != 0", f"{dt}")
-    ctx.error_if(dt.name != "i8" and out_zp != 0, "in_out_t != i8_t && output_zp != 0", f"{dt}")
+    ctx.error_if(dt.name != "i8" and out_zp != 0, OUTPUT_ZP_CLAUSE, f"{dt}")
     shape = check_same_shape(ctx, "input1")
     x = ctx.arg("input1")
     if dt.is_float:

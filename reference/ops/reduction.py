@@ -18,6 +18,10 @@ from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+AXIS_CLAUSE = "axis < 0 || axis >= rank(shape1)"
+REDUCED_AXIS_CLAUSE = "shape[axis] != 1"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 
@@ -35,10 +39,10 @@ def _checked_input(ctx: OpContext) -> tuple[np.ndarray, int]:
     )
     ctx.error_if(
         axis < 0 or axis >= len(shape1),
-        "axis < 0 || axis >= rank(shape1)",
+        AXIS_CLAUSE,
         f"axis {axis}, input rank {len(shape1)}",
     )
-    ctx.error_if(shape[axis] != 1, "shape[axis] != 1", f"output shape {list(shape)}")
+    ctx.error_if(shape[axis] != 1, REDUCED_AXIS_CLAUSE, f"output shape {list(shape)}")
     # The loops run over the output's other dimensions and read the input there.
     want = tuple(1 if i == axis else d for i, d in enumerate(shape1))
     same_shape_or_unpredictable(ctx, shape, want, "shape[i] == shape1[i] for i != axis")

@@ -19,6 +19,11 @@ from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable
 from reference.registry import implements
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+DIM_AXIS_CLAUSE = "axis >= rank(shape)"
+LENGTH_CLAUSE = "length(input1) != length(input2)"
+CONCAT_LENGTH_CLAUSE = "length(output) != sum(length(input1[k]) for all k)"
+
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 
@@ -52,7 +57,7 @@ def _operands(ctx: OpContext) -> tuple[np.ndarray, np.ndarray]:
     b = _vector(ctx.arg("input2"))
     ctx.error_if(
         len(a) != len(b),
-        "length(input1) != length(input2)",
+        LENGTH_CLAUSE,
         f"input1 {a.tolist()}, input2 {b.tolist()}",
     )
     # The pseudocode writes output[index] for each index of input1.
@@ -126,7 +131,7 @@ def concat_shape(ctx: OpContext) -> Result:
     length = int(np.prod(out_shape, dtype=np.int64))
     ctx.error_if(
         length != total,
-        "length(output) != sum(length(input1[k]) for all k)",
+        CONCAT_LENGTH_CLAUSE,
         f"output length {length}, inputs {[p.tolist() for p in parts]}",
     )
     out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -149,7 +154,7 @@ def dim(ctx: OpContext) -> Result:
     # The pseudocode only bounds axis above; the attribute is declared "in range from
     # 0 to rank(shape) - 1", so a negative axis is an attribute that does not meet it.
     ctx.error_if(axis < 0, ATTRIBUTES_CLAUSE, f"axis {axis} < 0")
-    ctx.error_if(axis >= len(shape), "axis >= rank(shape)", f"axis {axis}, rank {len(shape)}")
+    ctx.error_if(axis >= len(shape), DIM_AXIS_CLAUSE, f"axis {axis}, rank {len(shape)}")
     ctx.error_if(
         ctx.out_shape() != (1,),
         OUTPUTS_CLAUSE,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,15 @@ from reference import arithmetic as ar
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
 from reference.registry import implements
+
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+TRANSPOSE_OH_CLAUSE = "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH"
+TRANSPOSE_OW_CLAUSE = "OW != (IW - 1) * stride_x + out_pad_left + out_pad_right + KW"
+MATMUL_ZP_CLAUSE = "in_t != i8_t && (A_zp != 0 || B_zp != 0)"
+IDIV_CHECK_CLAUSE = "input1 % input2 != 0 (idiv_check)"
+OUT_PAD_X_CLAUSE = "out_pad_left <= -KW || out_pad_right <= -KW"
+OUT_PAD_Y_CLAUSE = "out_pad_top <= -KH || out_pad_bottom <= -KH"
+STRIDE_CLAUSE = "stride_y < 1 || stride_x < 1"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -116,7 +126,7 @@ def _check_output_size(
     expr, stride_name = _SIZE_EXPR[out_name]
     ctx.error_if(
         _c_remainder(numerator, stride) != 0,
-        "input1 % input2 != 0 (idiv_check)",
+        IDIV_CHECK_CLAUSE,
         f"{out_name}: {expr} = {numerator} is not a multiple of {stride_name} = {stride}",
     )
     want = numerator // stride + 1
@@ -218,8 +228,8 @@ def _sum_over_kernel(
         found = [spans(a, k) for a, k in zip(axes, kpos, strict=True)]
         if any(s is None for s in found):
             continue
-        out_index = (slice(None), *(s[0] for s in found if s is not None), Ellipsis)
-        in_index = (slice(None), *(s[1] for s in found if s is not None), Ellipsis)
+        out_index: tuple[Any, ...] = (slice(None), *(s[0] for s in found if s is not None), ...)
+        in_index: tuple[Any, ...] = (slice(None), *(s[1] for s in found if s is not None), ...)
         with np.errstate(all="ignore"):
             out[out_index] += combine(x[in_index], kpos)
     return out
@@ -243,7 +253,7 @@ def _running_sums_fit(
     ok = np.ones(shape, bool)
     if bound is None:
         return ok
-    suspect = np.flatnonzero(bound > int(acc.max))  # type: ignore[arg-type]
+    suspect = np.flatnonzero(bound > acc.int_range.max)
     step = max(1, _TERMS_PER_CHUNK // max(ks, 1))
     flat_ok = ok.reshape(-1)
     for start in range(0, suspect.size, step):
@@ -368,7 +378,8 @@ def _conv_forward(ctx: OpContext, axes: Sequence[_Axis], ks: int, acc_var: str) 
         out = np.zeros(out_shape, xv.dtype)
 
         def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
-            return _dot(xs, wv[(slice(None), *kpos)].T)
+            index: tuple[Any, ...] = (slice(None), *kpos)
+            return _dot(xs, wv[index].T)
 
         return _sum_over_kernel(xv, out, axes, _Axis.conv_span, combine)
 
@@ -500,7 +511,9 @@ def transpose_conv2d(ctx: OpContext) -> Result:
     """Input (iy, ix) scaled by weight (ky, kx) lands on output (iy*stride_y +
     out_pad_top + ky, ix*stride_x + out_pad_left + kx); contributions that land outside
     the output (negative out_pad crops it) are dropped.  The pseudocode's gather loop
-    states this per output; see the module report for its index typos."""
+    states this per output, with index typos read as meant: its loop bounds name KY and
+    KX for KH and KW, and its weight read gives the weight shape as [OH,KH,KW,IC] for
+    [OC,KH,KW,IC]."""
     _check_acc_type(ctx)
     _check_conv_zero_points(ctx)
     n, ih, iw, ic = ctx.input_tensor("input").shape
@@ -510,25 +523,25 @@ def transpose_conv2d(ctx: OpContext) -> Result:
     sy, sx = _ints(ctx, "stride", 2)
     ctx.error_if(
         top <= -kh or bottom <= -kh,
-        "out_pad_top <= -KH || out_pad_bottom <= -KH",
+        OUT_PAD_Y_CLAUSE,
         f"out_pad {[top, bottom, left, right]}, KH={kh}",
     )
     ctx.error_if(
         left <= -kw or right <= -kw,
-        "out_pad_left <= -KW || out_pad_right <= -KW",
+        OUT_PAD_X_CLAUSE,
         f"out_pad {[top, bottom, left, right]}, KW={kw}",
     )
-    ctx.error_if(sy < 1 or sx < 1, "stride_y < 1 || stride_x < 1", f"stride {[sy, sx]}")
+    ctx.error_if(sy < 1 or sx < 1, STRIDE_CLAUSE, f"stride {[sy, sx]}")
     want_h = (ih - 1) * sy + top + bottom + kh
     ctx.error_if(
         oh != want_h,
-        "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH",
+        TRANSPOSE_OH_CLAUSE,
         f"OH is {oh}, the attributes give {want_h}",
     )
     want_w = (iw - 1) * sx + left + right + kw
     ctx.error_if(
         ow != want_w,
-        "OW != (IW - 1) * stride_x + out_pad_left + out_pad_right + KW",
+        TRANSPOSE_OW_CLAUSE,
         f"OW is {ow}, the attributes give {want_w}",
     )
     _check_bias(ctx, oc, "BC != OC && BC != 1")
@@ -541,7 +554,8 @@ def transpose_conv2d(ctx: OpContext) -> Result:
         out = np.zeros(out_shape, xv.dtype)
 
         def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
-            return _dot(xs, wv[(slice(None), *kpos)].T)
+            index: tuple[Any, ...] = (slice(None), *kpos)
+            return _dot(xs, wv[index].T)
 
         return _sum_over_kernel(xv, out, axes, _Axis.transpose_span, combine)
 
@@ -580,7 +594,7 @@ def matmul(ctx: OpContext) -> Result:
     in_t = ctx.dtype("in_t")
     ctx.error_if(
         in_t is not I8 and (a_zp != 0 or b_zp != 0),
-        "in_t != i8_t && (A_zp != 0 || B_zp != 0)",
+        MATMUL_ZP_CLAUSE,
         f"in_t={in_t}, A_zp={a_zp}, B_zp={b_zp}",
     )
     n, h, c = ctx.input_tensor("A").shape

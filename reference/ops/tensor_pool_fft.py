@@ -18,16 +18,29 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from conformance import dtypes
-from conformance.dtypes import DType
+from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import to_type
+from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
+from reference.ops.reduction import AXIS_CLAUSE
+from reference.ops.tensor_conv import STRIDE_CLAUSE
 from reference.registry import implements
+
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+FFT_HEIGHT_CLAUSE = "!power_of_two(H)"
+FFT_WIDTH_CLAUSE = "!power_of_two(W)"
+POOL_OH_CLAUSE = "OH != idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y) + 1"
+POOL_OW_CLAUSE = "OW != idiv_check(IW + pad_left + pad_right - kernel_x, stride_x) + 1"
+ARGMAX_SHAPE_CLAUSE = "flatten(left_shape, right_shape) != shape"
+INPUT_ZP_CLAUSE = "in_out_t != i8_t && input_zp != 0"
+KERNEL_CLAUSE = "kernel_y < 1 || kernel_x < 1"
+POOL_PAD_X_CLAUSE = "pad_right >= kernel_x || pad_left >= kernel_x"
+PAD_NEGATIVE_CLAUSE = "pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0"
+POOL_PAD_Y_CLAUSE = "pad_top >= kernel_y || pad_bottom >= kernel_y"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
-I32_MIN = -(1 << 31)
-I32_MAX = (1 << 31) - 1
 
 # acc_type_t enumeration values and the element type each names.
 ACC_TYPES: dict[str, DType] = {
@@ -78,13 +91,13 @@ def argmax(ctx: OpContext) -> Result:
     axis = int(ctx.attr("axis"))
     ctx.error_if(
         axis < 0 or axis >= len(shape1),
-        "axis < 0 || axis >= rank(shape1)",
+        AXIS_CLAUSE,
         f"axis {axis}, input rank {len(shape1)}",
     )
     want = shape1[:axis] + shape1[axis + 1 :]
     ctx.error_if(
         tuple(shape) != want,
-        "flatten(left_shape, right_shape) != shape",
+        ARGMAX_SHAPE_CLAUSE,
         f"output shape {list(shape)}, input {list(shape1)} without axis {axis} is {list(want)}",
     )
     return {"output": argmax_index(x, axis).astype(np.int32)}
@@ -123,21 +136,21 @@ def pool_window(ctx: OpContext) -> Window:
     ky, kx = (int(v) for v in ctx.attr("kernel"))
     sy, sx = (int(v) for v in ctx.attr("stride"))
     pt, pb, pl, pr = (int(v) for v in ctx.attr("pad"))
-    ctx.error_if(ky < 1 or kx < 1, "kernel_y < 1 || kernel_x < 1", f"kernel [{ky}, {kx}]")
-    ctx.error_if(sy < 1 or sx < 1, "stride_y < 1 || stride_x < 1", f"stride [{sy}, {sx}]")
+    ctx.error_if(ky < 1 or kx < 1, KERNEL_CLAUSE, f"kernel [{ky}, {kx}]")
+    ctx.error_if(sy < 1 or sx < 1, STRIDE_CLAUSE, f"stride [{sy}, {sx}]")
     ctx.error_if(
         min(pt, pb, pl, pr) < 0,
-        "pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0",
+        PAD_NEGATIVE_CLAUSE,
         f"pad [{pt}, {pb}, {pl}, {pr}]",
     )
     ctx.error_if(
         pr >= kx or pl >= kx,
-        "pad_right >= kernel_x || pad_left >= kernel_x",
+        POOL_PAD_X_CLAUSE,
         f"pad_left {pl}, pad_right {pr}, kernel_x {kx}",
     )
     ctx.error_if(
         pt >= ky or pb >= ky,
-        "pad_top >= kernel_y || pad_bottom >= kernel_y",
+        POOL_PAD_Y_CLAUSE,
         f"pad_top {pt}, pad_bottom {pb}, kernel_y {ky}",
     )
     _, ih, iw, _ = ctx.input_tensor("input").shape
@@ -147,7 +160,7 @@ def pool_window(ctx: OpContext) -> Window:
     )
     ctx.error_if(
         oh != want_h + 1,
-        "OH != idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y) + 1",
+        POOL_OH_CLAUSE,
         f"OH {oh}, expected {want_h + 1}",
     )
     want_w = _idiv_check(
@@ -155,7 +168,7 @@ def pool_window(ctx: OpContext) -> Window:
     )
     ctx.error_if(
         ow != want_w + 1,
-        "OW != idiv_check(IW + pad_left + pad_right - kernel_x, stride_x) + 1",
+        POOL_OW_CLAUSE,
         f"OW {ow}, expected {want_w + 1}",
     )
     return Window(ky, kx, sy, sx, pt, pb, pl, pr)
@@ -325,12 +338,10 @@ def avg_pool2d(ctx: OpContext) -> Result:
     input_zp = to_type(ctx, np.asarray(ctx.attr("input_zp")), "in_out_t", "input_zp")
     output_zp = to_type(ctx, np.asarray(ctx.attr("output_zp")), "in_out_t", "output_zp")
     is_i8 = in_out is dtypes.I8
-    ctx.error_if(
-        not is_i8 and input_zp != 0, "in_out_t != i8_t && input_zp != 0", f"input_zp {input_zp}"
-    )
+    ctx.error_if(not is_i8 and input_zp != 0, INPUT_ZP_CLAUSE, f"input_zp {input_zp}")
     ctx.error_if(
         not is_i8 and output_zp != 0,
-        "in_out_t != i8_t && output_zp != 0",
+        OUTPUT_ZP_CLAUSE,
         f"output_zp {output_zp}",
     )
     w = pool_window(ctx)
@@ -363,7 +374,7 @@ def avg_pool2d(ctx: OpContext) -> Result:
     acc = acc + int(output_zp)
     ctx.require((acc >= I32_MIN) & (acc <= I32_MAX), ADD_CLAUSE, "adding output_zp")
     assert acc_t is dtypes.I32
-    out = np.clip(acc, int(in_out.min), int(in_out.max))  # type: ignore[arg-type]
+    out = np.clip(acc, in_out.int_range.min, in_out.int_range.max)
     return {"output": out.astype(in_out.storage)}
 
 
@@ -376,8 +387,8 @@ def power_of_two(value: int) -> bool:
 
 def _check_fft_size(ctx: OpContext) -> tuple[int, int]:
     _, h, w = ctx.input_tensor("input_real").shape
-    ctx.error_if(not power_of_two(h), "!power_of_two(H)", f"H = {h}")
-    ctx.error_if(not power_of_two(w), "!power_of_two(W)", f"W = {w}")
+    ctx.error_if(not power_of_two(h), FFT_HEIGHT_CLAUSE, f"H = {h}")
+    ctx.error_if(not power_of_two(w), FFT_WIDTH_CLAUSE, f"W = {w}")
     return h, w
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.dtypes import DType
+from conformance.dtypes import I32_MAX, I32_MIN, DType
 from conformance.rounding import round_to
 from reference import arithmetic as ar
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
@@ -73,7 +73,6 @@ def cast(ctx: OpContext) -> Result:
 
 # -- RESCALE ---------------------------------------------------------------------------
 
-I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
 # The ERROR_IFs of RESCALE.tosac, in order.
 IN_ZP_CLAUSE = "in_t != i8_t && (in_t != i16_t || input_unsigned == false) && input_zp != 0"

@@ -59,6 +59,15 @@ class RecipeContext:
             return int(self.target.removeprefix("rank:"))
         return None
 
+    def batch_cap(self, hi: int) -> int:
+        """``hi``, or the capability manifest's largest batch N when that is smaller."""
+        cap = self.budget.max_batch
+        return hi if cap is None else max(1, min(hi, cap))
+
+    def allowed(self, attribute: str) -> tuple[object, ...] | None:
+        """The values a capability manifest allows the attribute (None: any)."""
+        return next((v for n, v in self.budget.attributes if n == attribute), None)
+
     def dtype(self, var: str) -> DType:
         return self.mode.dtype(var)
 
@@ -82,6 +91,11 @@ class RecipeContext:
         if r is None:
             raise KeyError(f"{self.name} argument {arg_name} has no rank bounds")
         lo, hi = r
+        # A capability manifest's rank range (Budget.min_rank/max_rank) comes first:
+        # level and rank targets then aim within it.
+        lo = max(lo, min(hi, self.budget.min_rank))
+        if self.budget.max_rank is not None:
+            hi = max(lo, min(hi, self.budget.max_rank))
         if self.force_max_rank:
             return hi, hi
         aimed = self.target_rank

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import DType
+from reference.ops.activation import CLAMP_BOUNDS_CLAUSE
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -16,7 +17,7 @@ from strategies.recipes.elementwise_binary import add_specials
 from strategies.recipes.elementwise_unary import float_unary
 from strategies.values import ValueRange, special_values
 
-BOUNDS_CLAUSE = "max_val < min_val"
+BOUNDS_CLAUSE = CLAMP_BOUNDS_CLAUSE
 
 
 def _in_type(dt: DType, v: float) -> float:
@@ -36,7 +37,7 @@ def _float_bound(dt: DType) -> st.SearchStrategy[float]:
 def _bound(dt: DType) -> st.SearchStrategy[float] | st.SearchStrategy[int]:
     if dt.is_float:
         return _float_bound(dt)
-    return st.integers(int(dt.min), int(dt.max))  # type: ignore[arg-type]
+    return st.integers(*dt.int_range)
 
 
 def _values_around(dt: DType, lo: float, hi: float) -> ValueRange | None:
@@ -45,7 +46,7 @@ def _values_around(dt: DType, lo: float, hi: float) -> ValueRange | None:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return None
     margin = max(1.0, (hi - lo) / 2)
-    top = float(dt.normal_max)  # type: ignore[arg-type]
+    top = dt.fp.normal_max
     return ValueRange(low=max(-top, lo - margin), high=min(top, hi + margin))
 
 

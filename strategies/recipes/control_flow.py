@@ -22,10 +22,15 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.builder import BlockBuilder, GraphBuilder
-from conformance.dtypes import BOOL, DType
+from conformance.dtypes import BOOL, I32_MAX, I32_MIN, DType
 from conformance.graph import Graph
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
-from reference.ops.control_flow import NESTING_CLAUSE
+from reference.ops.control_flow import (
+    COND_GRAPH_SIZE_CLAUSE,
+    COND_GRAPH_TYPE_CLAUSE,
+    CONDITION_SIZE_CLAUSE,
+    NESTING_CLAUSE,
+)
 from strategies.case import Case
 from strategies.graphs import graph_breaks
 from strategies.recipes import RecipeContext, recipe
@@ -94,7 +99,7 @@ def _constant(draw: st.DrawFn, dt: DType, label: str) -> bool | int | float:
     if dt is dtypes.I32:
         return draw(st.integers(-I32_STEP, I32_STEP), label=label)
     if dt.is_int:
-        return draw(st.integers(int(dt.min), int(dt.max)), label=label)  # type: ignore[arg-type]
+        return draw(st.integers(*dt.int_range), label=label)
     pool = [float(v) for v in special_values(dt)]
     return draw(st.one_of(st.sampled_from(pool), st.floats(-8.0, 8.0)), label=label)
 
@@ -405,7 +410,7 @@ for _branch in ("then", "else"):
     _register_cond_if(
         f"{_branch}_out", f"tensor_list_shape(output_list) != tosa_output_shape({_branch}_graph)"
     )
-_register_cond_if("cond_size", "tensor_size(shape) != 1")
+_register_cond_if("cond_size", CONDITION_SIZE_CLAUSE)
 _register_cond_if("cond_type", TYPES_CLAUSE)
 _register_cond_if("cond_rank", INPUTS_CLAUSE)
 
@@ -424,9 +429,6 @@ class LoopPlan:
     iterations: list[int]
     data: list[Sig]
     fault: str | None = None
-
-
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
 
 def _state_sigs(plan: LoopPlan, depth: int) -> list[Sig]:
@@ -608,8 +610,8 @@ _register_while("in_out", "tensor_list_shape(input_list) != tensor_list_shape(ou
 _register_while("cond_in", "tensor_list_shape(input_list) != tosa_input_shape(cond_graph)")
 _register_while("body_in", "tensor_list_shape(input_list) != tosa_input_shape(body_graph)")
 _register_while("body_out", "tensor_list_shape(input_list) != tosa_output_shape(body_graph)")
-_register_while("cond_size", "tensor_size(tosa_output_shape(cond_graph)) != 1")
-_register_while("cond_type", "tosa_output_type(cond_graph) != bool_t")
+_register_while("cond_size", COND_GRAPH_SIZE_CLAUSE)
+_register_while("cond_type", COND_GRAPH_TYPE_CLAUSE)
 
 
 # The case builders by operator, for the level cases (strategies/level_limits.py): a

@@ -257,7 +257,7 @@ def _drawn(
             stride_cap,
             rc.level["MAX_KERNEL"],
             f"axis {j}",
-            dilate=not compact,
+            dilate=not compact and not _dilation_one_only(rc),
         )
         in_room = max(1, in_room // a.size_in)
         out_room = max(1, out_room // a.size_out)
@@ -266,6 +266,12 @@ def _drawn(
     ordered = [axes[j] for j in range(rank)]
     n = _batch(draw, rc, ordered, ch, out_ch, per_out * m, aim)
     return None if n is None else ConvGeometry(n, ordered, ch, m)
+
+
+def _dilation_one_only(rc: RecipeContext) -> bool:
+    """A capability manifest that allows dilation 1 only (e.g. ``dilation = [[1, 1]]``)."""
+    allowed = rc.allowed("dilation")
+    return allowed is not None and all(set(v) == {1} for v in allowed)  # type: ignore[call-overload]
 
 
 def _batch(
@@ -281,7 +287,7 @@ def _batch(
     budget = rc.budget.max_elements
     per_in = math.prod(a.size_in for a in axes) * ch
     per_out = math.prod(a.size_out for a in axes) * out_ch
-    hi = min(budget // per_in, aim.outputs_cap // per_out)
+    hi = rc.batch_cap(min(budget // per_in, aim.outputs_cap // per_out))
     lo = -(-aim.outputs // per_out)
     if lo > hi:
         return None

@@ -22,6 +22,16 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.dtypes import DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
+from reference.ops.data_layout import (
+    CONCAT_AXIS_CLAUSE,
+    CONCAT_RANK_CLAUSE,
+    CONCAT_SHAPE_CLAUSE,
+    PAD_RANK_CLAUSE,
+    RANK_CLAUSE,
+    REVERSE_AXIS_CLAUSE,
+    SIZE_CLAUSE,
+    SLICE_LENGTH_CLAUSE,
+)
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -37,20 +47,13 @@ def shape_tensor(name: str, values: Sequence[int]) -> TensorDraw:
 
 
 def find(spec: CaseSpec, name: str) -> TensorDraw:
-    for t in spec.inputs + spec.outputs:
-        if t.name == name:
-            return t
-    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
+    """:meth:`CaseSpec.tensor`, under the name the recipe modules use."""
+    return spec.tensor(name)
 
 
 def set_tensor(spec: CaseSpec, name: str, **changes: Any) -> None:
-    """Replace the tensor ``name`` of ``spec`` (in place) by a copy with ``changes``."""
-    for group in (spec.inputs, spec.outputs):
-        for i, t in enumerate(group):
-            if t.name == name:
-                group[i] = replace(t, **changes)
-                return
-    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
+    """:meth:`CaseSpec.replace_tensor`, under the name the recipe modules use."""
+    spec.replace_tensor(name, **changes)
 
 
 def resized(values: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -87,7 +90,7 @@ def converted(values: np.ndarray | None, dt: DType) -> np.ndarray | None:
     if dt.kind == "bool":
         return values.astype(np.float64) != 0
     if dt.kind in ("int", "shape"):
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        lo, hi = dt.int_range
         if values.dtype.kind in "biu":  # exact: no trip through float64
             return np.clip(values.astype(np.int64), lo, hi).astype(dt.storage)
         wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
@@ -218,16 +221,16 @@ breaks("CONCAT", clause=TYPE_CLAUSE)(
 breaks("CONCAT", clause=OUTPUTS_CLAUSE)(scalar_breaker("output", OUTPUTS_CLAUSE))
 
 
-@breaks("CONCAT", clause="axis < 0 || axis >= max(1,rank(shapes1[0]))")
+@breaks("CONCAT", clause=CONCAT_AXIS_CLAUSE)
 def concat_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "axis < 0 || axis >= max(1,rank(shapes1[0]))")
+    out = broken(spec, CONCAT_AXIS_CLAUSE)
     out.attributes["axis"] = bad_axis(draw, max(1, len(spec.inputs[0].shape)))
     return out
 
 
-@breaks("CONCAT", clause="shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)")
+@breaks("CONCAT", clause=CONCAT_SHAPE_CLAUSE)
 def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)")
+    out = broken(spec, CONCAT_SHAPE_CLAUSE)
     o = out.outputs[0]
     axis = int(spec.attributes["axis"])
     delta = draw(st.sampled_from([1, -1] if o.shape[axis] > 1 else [1]), label="off by")
@@ -244,9 +247,9 @@ def _concat_second_input(out: CaseSpec) -> None:
         out.inputs.append(replace(first, name=f"input1_{len(out.inputs)}", values=values))
 
 
-@breaks("CONCAT", clause="rank(input_shape) != rank(shapes1[0])")
+@breaks("CONCAT", clause=CONCAT_RANK_CLAUSE)
 def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "rank(input_shape) != rank(shapes1[0])")
+    out = broken(spec, CONCAT_RANK_CLAUSE)
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another rank")
     t = out.inputs[k]
@@ -326,11 +329,8 @@ def output_rank_breaker(clause: str) -> Breaker:
 
 
 # PAD states the rule one way round, the others the other way.
-PAD_RANK = "rank(shape) != rank(shape1)"
-breaks("PAD", clause=PAD_RANK)(output_rank_breaker(PAD_RANK))
-breaks("SLICE", "TILE", "TRANSPOSE", clause="rank(shape1) != rank(shape)")(
-    output_rank_breaker("rank(shape1) != rank(shape)")
-)
+breaks("PAD", clause=PAD_RANK_CLAUSE)(output_rank_breaker(PAD_RANK_CLAUSE))
+breaks("SLICE", "TILE", "TRANSPOSE", clause=RANK_CLAUSE)(output_rank_breaker(RANK_CLAUSE))
 
 
 @breaks("PAD", clause="padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
@@ -363,7 +363,7 @@ def pad_const_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseS
     dt = spec.outputs[0].dtype
     out = broken(spec, ATTRIBUTES_CLAUSE)
     out.attributes["pad_const"] = draw(
-        st.sampled_from([int(dt.max) + 1, int(dt.min) - 1]),  # type: ignore[arg-type]
+        st.sampled_from([dt.int_range.max + 1, dt.int_range.min - 1]),
         label="pad_const out of range",
     )
     return out
@@ -422,10 +422,10 @@ def reshape_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSp
 breaks("RESHAPE", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
 
 
-@breaks("RESHAPE", clause="tensor_size(shape1) != tensor_size(shape)")
+@breaks("RESHAPE", clause=SIZE_CLAUSE)
 def reshape_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """Another element count, the shape input and the output agreeing on it."""
-    clause = "tensor_size(shape1) != tensor_size(shape)"
+    clause = SIZE_CLAUSE
     out = _dim_off_by_one(draw, spec, clause)
     set_shape_input(out, "shape", out.outputs[0].shape)
     return out
@@ -444,9 +444,9 @@ def reverse(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return rc.spec_of(inputs, [TensorDraw("output", shape, dt)], attributes={"axis": axis})
 
 
-@breaks("REVERSE", clause="axis < 0 || axis >= rank(shape)")
+@breaks("REVERSE", clause=REVERSE_AXIS_CLAUSE)
 def reverse_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "axis < 0 || axis >= rank(shape)")
+    out = broken(spec, REVERSE_AXIS_CLAUSE)
     out.attributes["axis"] = bad_axis(draw, len(spec.inputs[0].shape))
     return out
 
@@ -475,7 +475,7 @@ def slice_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return rc.spec_of(inputs, [TensorDraw("output", tuple(size), dt)])
 
 
-SLICE_LENGTH = "rank(shape1) != length(start) || rank(shape1) != length(size)"
+SLICE_LENGTH = SLICE_LENGTH_CLAUSE
 
 
 @breaks("SLICE", clause=SLICE_LENGTH)
@@ -590,9 +590,9 @@ def transpose_perms_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -
     return out
 
 
-@breaks("TRANSPOSE", clause="tensor_size(shape1) != tensor_size(shape)")
+@breaks("TRANSPOSE", clause=SIZE_CLAUSE)
 def transpose_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    return _dim_off_by_one(draw, spec, "tensor_size(shape1) != tensor_size(shape)")
+    return _dim_off_by_one(draw, spec, SIZE_CLAUSE)
 
 
 def _perms_breaker(clause: str) -> Breaker:

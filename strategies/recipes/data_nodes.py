@@ -65,7 +65,7 @@ def const_out_of_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
     values = spec.attributes["values"]
     pos = draw(st.integers(0, max(0, values.size - 1)), label="bad element")
     bad = draw(
-        st.sampled_from([int(dt.max) + 1, int(dt.min) - 1, 0.5]),  # type: ignore[arg-type]
+        st.sampled_from([dt.int_range.max + 1, dt.int_range.min - 1, 0.5]),
         label="its value",
     )
     wide = values.astype(np.float64 if isinstance(bad, float) else np.int64)

@@ -200,7 +200,7 @@ def zero_point(draw: st.DrawFn, rc: RecipeContext, dt: DType, name: str) -> int 
         return 0.0
     if not (dt.is_int and dt.bits == 8):
         return 0
-    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
     aimed = attribute_target(rc, name)
     kind = {"zero": 0, "min": 1, "max": 2, "nonzero": 3}.get(aimed or "")
     if kind is None:

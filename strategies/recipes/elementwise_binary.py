@@ -13,6 +13,7 @@ from conformance import dtypes
 from conformance.dtypes import DType
 from reference.arguments import INPUTS_CLAUSE
 from reference.broadcast import DIM_CLAUSE, RANK_CLAUSE
+from reference.ops.elementwise_binary import BROADCAST
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -28,9 +29,6 @@ from strategies.tie_values import (
     shifted_ties,
 )
 from strategies.values import ValueRange, special_values
-
-BROADCAST = "shape != broadcast_shape(shape1, shape2)"
-
 
 # -- target helpers shared by the recipe modules --------------------------------------
 
@@ -93,7 +91,7 @@ def float_regime(
     than one range for all; an "edge" target always takes the default."""
     if rc is not None and rc.target == "edge":
         return None
-    full = ValueRange(low=-float(dt.normal_max), high=float(dt.normal_max))  # type: ignore[arg-type]
+    full = ValueRange(low=-dt.fp.normal_max, high=dt.fp.normal_max)
     return draw(st.sampled_from([None, full, *extra]), label="value regime")
 
 
@@ -223,7 +221,7 @@ def register_broadcast_breakers(operators: tuple[str, ...], clause: str) -> None
         out = broken(spec, clause)
         t = out.outputs[0]
         shape = list(t.shape)
-        if shape and draw(st.booleans(), label="output dimension or rank wrong"):
+        if len(shape) > 0 and draw(st.booleans(), label="output dimension or rank wrong"):
             dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
             shape[dim] += draw(st.integers(1, 3), label="added to it")
         elif len(shape) < rc.level["MAX_RANK"]:
@@ -287,7 +285,7 @@ def _within_type(draw: st.DrawFn, spec: CaseSpec, dt: DType, sub: bool) -> None:
     wide = np.broadcast_to(a.values.astype(np.int64), out_shape)
     axes = tuple(i for i, d in enumerate(b.shape) if d != out_shape[i])
     a_lo, a_hi = wide.min(axis=axes, keepdims=True), wide.max(axis=axes, keepdims=True)
-    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
     if not sub:  # a + y
         r_lo, r_hi = lo - a_lo, hi - a_hi
     elif keep == 0:  # a - y
@@ -313,7 +311,7 @@ def add_sub(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
             _within_type(draw, spec, dt, sub)
             return spec
         # apply_add_s / apply_sub_s REQUIRE the result in range: halve the operands.
-        half = ValueRange(low=dt.min // 2, high=dt.max // 2)  # type: ignore[operator]
+        half = ValueRange(low=dt.int_range.min // 2, high=dt.int_range.max // 2)
         return elementwise(draw, rc, ranges={"input1": half, "input2": half})
     if rc.target == "ties":  # b half an ulp of a (or just off that) away
         plain = ValueRange(specials=False)
@@ -336,7 +334,7 @@ def arithmetic_right_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     shift = ValueRange(low=1 if ties else 0, high=dt.bits - 1)
     spec = elementwise(draw, rc, ranges={"input2": shift}, attributes={"round": rnd})
     if ties:  # the bits shifted out 10...0, 10...01 or 01...1
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        lo, hi = dt.int_range
         rebuild(draw, spec, 1, 0, lambda rng, s: shifted_ties(rng, s, lo, hi))
     else:
         place_ends(draw, spec.inputs[1], [0, 1, dt.bits - 2, dt.bits - 1], "shift")
@@ -382,7 +380,7 @@ def intdiv(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         even = np.asarray(rng.random(b.shape) < 0.5)
         even.flat[0] = True
         b.values = np.where(even, 2 * b.values.astype(np.int64), b.values).astype(b.values.dtype)
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+        lo, hi = dt.int_range
         rebuild(draw, spec, 1, 0, lambda rng, b: division_ties(rng, b, lo, hi))
     else:
         spec = elementwise(draw, rc, ranges={"input2": ValueRange(nonzero=True)})
@@ -474,7 +472,7 @@ def pow_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     with defined results), large positive bases, and everything with special values."""
     dt = rc.dtype("in_out_t")
     regime = draw(st.sampled_from(["positive", "integral", "wide", "special"]), label="regime")
-    top = float(dt.normal_max)  # type: ignore[arg-type]
+    top = dt.fp.normal_max
     if regime == "positive":
         ranges = {"input1": ValueRange(low=0.0, high=8.0), "input2": ValueRange(-4.0, 4.0)}
     elif regime == "integral":

@@ -26,7 +26,7 @@ RegimeFn = Callable[[DType], list[ValueRange]]
 
 
 def _top(dt: DType) -> float:
-    return float(dt.normal_max)  # type: ignore[arg-type]
+    return dt.fp.normal_max
 
 
 def _below_integers(dt: DType) -> list[ValueRange]:
@@ -78,7 +78,7 @@ def abs_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     if dt.is_float:
         return float_unary(draw, rc, dt)
     # apply_sub_s(0, INT_MIN) leaves the type: every other value is fine.
-    return _unary(draw, rc, ValueRange(low=int(dt.min) + 1))  # type: ignore[arg-type]
+    return _unary(draw, rc, ValueRange(low=dt.int_range.min + 1))
 
 
 @recipe("NEGATE")
@@ -96,7 +96,7 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         out_zp = zero_point(draw, rc, "output_zp", -128, 127)
         return _unary(draw, rc, None, input1_zp=in_zp, output_zp=out_zp)
     # 0 - x in the i32 accumulator: only INT_MIN overflows (i16 cannot).
-    r = ValueRange(low=int(dt.min) + 1) if dt.bits == 32 else None  # type: ignore[arg-type]
+    r = ValueRange(low=dt.int_range.min + 1) if dt.bits == 32 else None
     return _unary(draw, rc, r, input1_zp=0, output_zp=0)
 
 
@@ -112,7 +112,7 @@ def _zp_breaker(attr: str) -> None:
         if dt.is_float:
             out.attributes[attr] = draw(st.sampled_from([1.0, -1.0, 0.5, 128.0]), label=attr)
         else:
-            lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+            lo, hi = dt.int_range
             value = draw(st.integers(lo, hi).filter(lambda v: v != 0), label=attr)
             out.attributes[attr] = value
         return out

@@ -281,7 +281,7 @@ def _tie_case(draw: st.DrawFn, rc: RecipeContext, cap: int, mode: str) -> tuple[
 def resize(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
     mode = _mode(draw, rc)
-    batch = draw(st.integers(1, 3), label="N")
+    batch = draw(st.integers(1, rc.batch_cap(3)), label="N")
     channels = draw(st.integers(1, 8), label="C")
     # Both the input and the output hold N * size_y * size_x * C <= the budget.
     cap = max(2, min(rc.budget.max_dim, math.isqrt(rc.budget.max_elements // (batch * channels))))

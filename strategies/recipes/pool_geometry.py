@@ -105,7 +105,7 @@ def pool_geometry(draw: st.DrawFn, rc: RecipeContext) -> tuple[int, Axis, Axis, 
     b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis"))
     y, x = (a, b) if y_first else (b, a)
     rest = max(1, budget // (y.size * x.size))
-    n = draw(st.integers(1, min(rest, max_dim)), label="N")
+    n = draw(st.integers(1, rc.batch_cap(min(rest, max_dim))), label="N")
     c = draw(st.integers(1, max(1, min(max_dim, rest // n))), label="C")
     return n, y, x, c
 
@@ -138,7 +138,7 @@ def avg_pool_geometry(
     y_first = draw(st.booleans(), label="y axis drawn first")
     kernels = (ky, kx) if y_first else (kx, ky)
     stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
-    axes = []
+    axes: list[Axis] = []
     for left, k in zip((2, 1), kernels, strict=True):
         share = max(1, min(max_dim, round(in_room ** (1 / left)) * 2))
         out_cap = max(1, min(max_dim, round(out_room ** (1 / left)) * 2, share))
@@ -151,7 +151,7 @@ def avg_pool_geometry(
         in_room, out_room = max(1, in_room // a.size), max(1, out_room // a.out)
         p_low, p_goal = -(-p_low // a.out), p_goal / a.out
     y, x = axes if y_first else axes[::-1]
-    n = _batch(draw, y, x, c, budget, aim)
+    n = _batch(draw, y, x, c, budget, aim, rc.batch_cap(budget))
     if n is None:  # same-size pooling (stride 1): the outputs always fit
         low = -(-aim.outputs // c)
         high = max(low, min(budget // c, aim.outputs_cap // c))
@@ -159,13 +159,15 @@ def avg_pool_geometry(
             draw, [max_dim, max_dim], low, high, aim.outputs_goal / c, "IH, IW"
         )
         y, x = same_axis(draw, ky, ih, "y"), same_axis(draw, kx, iw, "x")
-        n = _batch(draw, y, x, c, budget, aim) or 1
+        n = _batch(draw, y, x, c, budget, aim, rc.batch_cap(budget)) or 1
     return n, y, x, c
 
 
-def _batch(draw: st.DrawFn, y: Axis, x: Axis, c: int, budget: int, aim: DotAim) -> int | None:
+def _batch(
+    draw: st.DrawFn, y: Axis, x: Axis, c: int, budget: int, aim: DotAim, cap: int
+) -> int | None:
     per_in, per_out = y.size * x.size * c, y.out * x.out * c
-    hi = min(budget // per_in, aim.outputs_cap // per_out)
+    hi = min(budget // per_in, aim.outputs_cap // per_out, cap)  # cap: a manifest's batch
     lo = max(-(-aim.outputs // per_out), min(hi, -(-aim.inputs // per_in)))
     if lo > hi:
         return None

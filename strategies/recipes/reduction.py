@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from conformance.dtypes import DType
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
+from reference.ops.reduction import AXIS_CLAUSE, REDUCED_AXIS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -124,7 +125,7 @@ def _sum_values(
         # apply_add_s REQUIREs every running sum in range: values bounded by
         # max / length keep all of them there (length 1 can take the full range).
         length = shape[axis]
-        bound = int(dt.max) // length  # type: ignore[arg-type]
+        bound = dt.int_range.max // length
         r = None if length == 1 else ValueRange(low=-bound, high=bound)
         return rc.values(draw, dt, shape, r, label="input"), -1
     s = data_set(draw, rc, dt)
@@ -133,7 +134,7 @@ def _sum_values(
         # its own output without an accuracy limit.
         values = rc.values(draw, dt, shape, label="input")
         return place_specials(draw, dt, values, "input"), -1
-    values = dataset_inputs(
+    by_name = dataset_inputs(
         "REDUCE_SUM",
         s,
         {"input": shape},
@@ -141,7 +142,7 @@ def _sum_values(
         acc_dtype=rc.dtype("acc_t"),
         attrs={"axis": axis},
     )
-    return values["input"], s
+    return by_name["input"], s
 
 
 @recipe(*REDUCTIONS)
@@ -171,16 +172,16 @@ def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     )
 
 
-@breaks(*REDUCTIONS, clause="axis < 0 || axis >= rank(shape1)")
+@breaks(*REDUCTIONS, clause=AXIS_CLAUSE)
 def reduction_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "axis < 0 || axis >= rank(shape1)")
+    out = broken(spec, AXIS_CLAUSE)
     out.attributes["axis"] = bad_axis(draw, len(spec.inputs[0].shape))
     return out
 
 
-@breaks(*REDUCTIONS, clause="shape[axis] != 1")
+@breaks(*REDUCTIONS, clause=REDUCED_AXIS_CLAUSE)
 def reduction_not_one(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "shape[axis] != 1")
+    out = broken(spec, REDUCED_AXIS_CLAUSE)
     axis = int(spec.attributes["axis"])
     o = out.outputs[0]
     # Often the input's own length: the output of forgetting to reduce.

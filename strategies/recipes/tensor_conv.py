@@ -27,10 +27,20 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.dtypes import I8, DType
+from conformance.dtypes import I8, I32_MIN, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
-from reference.ops.tensor_conv import ACC_TYPES
+from reference.ops.tensor_conv import (
+    ACC_TYPES,
+    IDIV_CHECK_CLAUSE,
+    MATMUL_ZP_CLAUSE,
+    OUT_PAD_X_CLAUSE,
+    OUT_PAD_Y_CLAUSE,
+    STRIDE_CLAUSE,
+    TRANSPOSE_OH_CLAUSE,
+    TRANSPOSE_OW_CLAUSE,
+)
+from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -53,7 +63,6 @@ CONVS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")  # forward convolutions
 ACC_OPS = (*CONVS, "TRANSPOSE_CONV2D")  # the operators with acc_type and local_bound
 BIASED = (*ACC_OPS, "FULLY_CONNECTED")
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 # Output channels (MATMUL: columns) a case needs before its weights get infinities and
 # extremes: each one leaves its channel's outputs without an accuracy limit.
 SPECIAL_CHANNELS = 8
@@ -65,7 +74,7 @@ _FOUR = st.integers(0, 3)
 
 
 def _max_deviation(dt: DType, zp: int) -> int:
-    return max(zp - int(dt.min), int(dt.max) - zp)  # type: ignore[arg-type]
+    return max(zp - dt.int_range.min, dt.int_range.max - zp)
 
 
 def _deviation_caps(
@@ -74,7 +83,7 @@ def _deviation_caps(
     """Caps on |x - x_zp| and |w - w_zp| whose product times KS is at most half the
     accumulator (the other half is the bias's).  The whole types fit for every budget
     up to KS = 16384 (i8 x i8 in i32); only larger dot products narrow the values."""
-    half = int(acc.max) // 2  # type: ignore[arg-type]
+    half = acc.int_range.max // 2
     dx, dw = _max_deviation(x_dt, x_zp), _max_deviation(w_dt, w_zp)
     if ks * dx * dw <= half:
         return dx, dw
@@ -93,8 +102,8 @@ def _int_operand(
     dev: int,
     label: str,
 ) -> np.ndarray:
-    lo = max(int(dt.min), zp - dev)  # type: ignore[arg-type]
-    hi = min(int(dt.max), zp + dev)  # type: ignore[arg-type]
+    lo = max(dt.int_range.min, zp - dev)
+    hi = min(dt.int_range.max, zp + dev)
     r = None if (lo, hi) == (dt.min, dt.max) else ValueRange(low=lo, high=hi)
     return rc.values(draw, dt, shape, r, label=label)
 
@@ -140,7 +149,8 @@ def _int_values(
         return out
     worst = ks * _max_abs(xv.astype(np.int64) - x_zp) * _max_abs(wv.astype(np.int64) - w_zp)
     dt = bias.dtype
-    r = None if worst == 0 else ValueRange(low=int(dt.min) + worst, high=int(dt.max) - worst)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
+    r = None if worst == 0 else ValueRange(low=lo + worst, high=hi - worst)
     bv = rc.values(draw, dt, bias.shape, r, label=bias.name)
     rows = _channel_view(rc.name, wv)
     # Some output channels with every weight at weight_zp (a pruned channel): their
@@ -181,7 +191,7 @@ def _float_values(
     largest magnitude for every output (``data_peak``: local_bound false), the data
     gets only the specials that cannot raise it (+-0, subnormals, the smallest
     normals, NaN): an infinity there would leave no output with an accuracy limit."""
-    top = float(operands[0].dtype.normal_max)  # type: ignore[arg-type]
+    top = operands[0].dtype.fp.normal_max
     regimes = [None, None, ValueRange(-1.0, 1.0), ValueRange(-top, top)]
     r = regimes[draw(_FOUR, label="value regime")]
     out = {o.name: rc.values(draw, o.dtype, o.shape, r, label=o.name) for o in operands}
@@ -304,12 +314,14 @@ def _fc_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int
     # N takes up to a third of the outputs' factors (batches are small), OC the rest.
     share = unit(draw, "N's share of the outputs") / 3
     n_lo = -(-aim.outputs // room)
-    n = near(draw, n_lo, min(room, aim.outputs_cap // 2), aim.outputs_goal**share, "N")
+    n_hi = rc.batch_cap(min(room, aim.outputs_cap // 2))
+    n = min(n_hi, near(draw, n_lo, n_hi, aim.outputs_goal**share, "N"))
     oc_lo = -(-aim.outputs // n)
     oc_hi = max(oc_lo, min(room, aim.outputs_cap // n))
     oc = near(draw, oc_lo, oc_hi, aim.outputs_goal / n, "OC")
     if aim.inputs:  # "large": a bigger batch, then longer rows, as far as the budget allows
         n = max(n, min(room, aim.outputs_cap // oc, -(-(aim.inputs - oc * ic - oc) // ic)))
+        n = rc.batch_cap(n)
         ic = max(ic, min(budget // max(n, oc), -(-(aim.inputs - oc) // (n + oc))))
     return n, ic, oc
 
@@ -358,7 +370,8 @@ def _matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int,
     while n_hi > 1 and n_hi * (room // n_hi) ** 2 < aim.outputs:
         n_hi -= 1
     share = unit(draw, "N's share of the outputs") / 4
-    n = near(draw, 1, min(n_hi, max(4, rc.budget.max_dim)), aim.outputs_goal**share, "N")
+    n_hi = rc.batch_cap(min(n_hi, max(4, rc.budget.max_dim)))
+    n = near(draw, 1, n_hi, aim.outputs_goal**share, "N")
     side = max(1, room // n)
     h_lo = min(side, -(-aim.outputs // (n * side)))
     h_hi = max(h_lo, min(side, aim.outputs_cap // (2 * n)))
@@ -368,7 +381,7 @@ def _matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int,
     w = near(draw, w_lo, w_hi, aim.outputs_goal / (n * h), "W")
     if aim.inputs:  # "large": a bigger batch, as far as the budget allows
         n_cap = min(budget // (h * c), budget // (c * w), aim.outputs_cap // (h * w))
-        n = max(n, min(n_cap, -(-aim.inputs // (c * (h + w)))))
+        n = rc.batch_cap(max(n, min(n_cap, -(-aim.inputs // (c * (h + w))))))
         c = max(c, min(budget // (n * max(h, w)), -(-aim.inputs // (n * (h + w)))))
     return n, h, c, w
 
@@ -413,7 +426,7 @@ def _nonzero_zp(draw: st.DrawFn, dt: DType, label: str) -> int | float:
     """A zero point other than 0 that the type holds."""
     if dt.is_float:
         return draw(st.sampled_from([1.0, -1.0, 0.5, -2.0]), label=label)
-    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
     return draw(st.one_of(st.integers(lo, -1), st.integers(1, hi)), label=label)
 
 
@@ -437,7 +450,7 @@ def _zp_breaker(name: str, type_var: str, clause: str) -> None:
 _zp_breaker("input_zp", "in_t", "in_t != i8_t && input_zp != 0")
 _zp_breaker("weight_zp", "weight_t", "weight_t != i8_t && weight_zp != 0")
 
-MATMUL_ZP = "in_t != i8_t && (A_zp != 0 || B_zp != 0)"
+MATMUL_ZP = MATMUL_ZP_CLAUSE
 
 
 @breaks("MATMUL", clause=MATMUL_ZP, applies=lambda rc: rc.dtype("in_t") is not I8)
@@ -482,14 +495,14 @@ def _below_breaker(ops: Sequence[str], attribute: str, clause: str, high: int) -
 
 
 _2D = ("CONV2D", "DEPTHWISE_CONV2D")
-_below_breaker(_2D, "pad", "pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0", -1)
+_below_breaker(_2D, "pad", PAD_NEGATIVE_CLAUSE, -1)
 _below_breaker(
     ("CONV3D",),
     "pad",
     "pad_d0 < 0 || pad_d1 < 0 || pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0",
     -1,
 )
-_below_breaker((*_2D, "TRANSPOSE_CONV2D"), "stride", "stride_y < 1 || stride_x < 1", 0)
+_below_breaker((*_2D, "TRANSPOSE_CONV2D"), "stride", STRIDE_CLAUSE, 0)
 _below_breaker(("CONV3D",), "stride", "stride_d < 1 || stride_y < 1 || stride_x < 1", 0)
 _below_breaker(_2D, "dilation", "dilation_y < 1 || dilation_x < 1", 0)
 _below_breaker(("CONV3D",), "dilation", "dilation_d < 1 || dilation_y < 1 || dilation_x < 1", 0)
@@ -516,7 +529,7 @@ def attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
 
 # -- breakers: output sizes ------------------------------------------------------------------
 
-IDIV_CLAUSE = "input1 % input2 != 0 (idiv_check)"
+IDIV_CLAUSE = IDIV_CHECK_CLAUSE
 _SIZE = {
     "OD": "OD != idiv_check(ID - 1 + pad_d0 + pad_d1 - (KD - 1) * dilation_d, stride_d) + 1",
     "OH": "OH != idiv_check(IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y, stride_y) + 1",
@@ -576,12 +589,8 @@ _size_breaker(("CONV3D",), 2, _SIZE["OH"])
 _size_breaker(("CONV3D",), 3, _SIZE["OW"])
 _size_breaker(_2D, 1, _SIZE["OH"])
 _size_breaker(_2D, 2, _SIZE["OW"])
-_size_breaker(
-    ("TRANSPOSE_CONV2D",), 1, "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH"
-)
-_size_breaker(
-    ("TRANSPOSE_CONV2D",), 2, "OW != (IW - 1) * stride_x + out_pad_left + out_pad_right + KW"
-)
+_size_breaker(("TRANSPOSE_CONV2D",), 1, TRANSPOSE_OH_CLAUSE)
+_size_breaker(("TRANSPOSE_CONV2D",), 2, TRANSPOSE_OW_CLAUSE)
 
 
 def _out_pad_breaker(first: int, kernel_dim: int, clause: str) -> None:
@@ -601,8 +610,8 @@ def _out_pad_breaker(first: int, kernel_dim: int, clause: str) -> None:
     fn.__name__ = f"out_pad_breaker_{first}"
 
 
-_out_pad_breaker(0, 1, "out_pad_top <= -KH || out_pad_bottom <= -KH")
-_out_pad_breaker(2, 2, "out_pad_left <= -KW || out_pad_right <= -KW")
+_out_pad_breaker(0, 1, OUT_PAD_Y_CLAUSE)
+_out_pad_breaker(2, 2, OUT_PAD_X_CLAUSE)
 
 
 # -- breakers: bias and argument shapes ----------------------------------------------------

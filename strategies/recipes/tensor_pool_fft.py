@@ -13,16 +13,30 @@ asked for (or drawn), with enough outputs for the statistical tests of sets 3..5
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.dtypes import DType
+from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
-from reference.ops.tensor_pool_fft import ACC_TYPES
+from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
+from reference.ops.reduction import AXIS_CLAUSE
+from reference.ops.tensor_conv import STRIDE_CLAUSE
+from reference.ops.tensor_pool_fft import (
+    ACC_TYPES,
+    ARGMAX_SHAPE_CLAUSE,
+    FFT_HEIGHT_CLAUSE,
+    FFT_WIDTH_CLAUSE,
+    INPUT_ZP_CLAUSE,
+    KERNEL_CLAUSE,
+    PAD_NEGATIVE_CLAUSE,
+    POOL_OH_CLAUSE,
+    POOL_OW_CLAUSE,
+    POOL_PAD_X_CLAUSE,
+    POOL_PAD_Y_CLAUSE,
+)
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -47,22 +61,11 @@ from strategies.values import ValueRange
 
 POOLS = ("AVG_POOL2D", "MAX_POOL2D")
 FFTS = ("FFT2D", "RFFT2D")
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 SPECIAL_PLANE = 32 * 32  # largest FFT plane drawn with inf/NaN among its values
 
 
 # -- small helpers ---------------------------------------------------------------------
-
-
-def _set_tensor(spec: CaseSpec, name: str, **changes: Any) -> None:
-    """Replace tensor ``name`` of ``spec`` (in place) by a copy with ``changes``."""
-    for group in (spec.inputs, spec.outputs):
-        for i, t in enumerate(group):
-            if t.name == name:
-                group[i] = replace(t, **changes)
-                return
-    raise KeyError(f"{spec.operator} case has no tensor {name!r}")
 
 
 def _reshape(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
@@ -72,13 +75,13 @@ def _reshape(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
     if t.values is not None:
         values = np.resize(t.values.reshape(-1), math.prod(shape)).reshape(shape)
         values = values.astype(t.values.dtype)
-    _set_tensor(spec, name, shape=shape, values=values)
+    spec.replace_tensor(name, shape=shape, values=values)
 
 
 def _float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange) -> ValueRange | None:
     """None (small values plus every special value), the whole finite range, or one of
     ``extra``: a choice per case, as a bounded range drops NaN and infinities."""
-    top = float(dt.normal_max)  # type: ignore[arg-type]
+    top = dt.fp.normal_max
     return draw(st.sampled_from([None, ValueRange(-top, top), *extra]), label="value regime")
 
 
@@ -144,9 +147,9 @@ def argmax(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     )
 
 
-@breaks("ARGMAX", clause="axis < 0 || axis >= rank(shape1)")
+@breaks("ARGMAX", clause=AXIS_CLAUSE)
 def argmax_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    out = broken(spec, "axis < 0 || axis >= rank(shape1)")
+    out = broken(spec, AXIS_CLAUSE)
     rank = len(spec.inputs[0].shape)
     out.attributes["axis"] = draw(
         st.one_of(st.integers(I32_MIN, -1), st.integers(rank, I32_MAX)), label="bad axis"
@@ -154,11 +157,11 @@ def argmax_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     return out
 
 
-@breaks("ARGMAX", clause="flatten(left_shape, right_shape) != shape")
+@breaks("ARGMAX", clause=ARGMAX_SHAPE_CLAUSE)
 def argmax_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An output that is not the input without its axis: the axis kept as 1 (a
     reduction's shape), or one dimension off."""
-    clause = "flatten(left_shape, right_shape) != shape"
+    clause = ARGMAX_SHAPE_CLAUSE
     out = broken(spec, clause)
     shape1 = spec.inputs[0].shape
     axis = int(spec.attributes["axis"])
@@ -210,8 +213,8 @@ def _int_avg_values(
     range; |value - zp| <= bound keeps even a full window there.  With the budget's
     kernels (at most 64 x 64) the whole type fits; the bound is for larger budgets."""
     bound = I32_MAX // area
-    lo = max(int(dt.min), zp - bound)  # type: ignore[arg-type]
-    hi = min(int(dt.max), zp + bound)  # type: ignore[arg-type]
+    lo = max(dt.int_range.min, zp - bound)
+    hi = min(dt.int_range.max, zp + bound)
     r = None if (lo, hi) == (dt.min, dt.max) else ValueRange(low=lo, high=hi)
     return rc.values(draw, dt, shape, r, label="input")
 
@@ -281,10 +284,10 @@ def _below_one(attribute: str, clause: str) -> None:
     fn.__name__ = f"{attribute}_below_one"
 
 
-_below_one("kernel", "kernel_y < 1 || kernel_x < 1")
-_below_one("stride", "stride_y < 1 || stride_x < 1")
+_below_one("kernel", KERNEL_CLAUSE)
+_below_one("stride", STRIDE_CLAUSE)
 
-PAD_NEGATIVE = "pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0"
+PAD_NEGATIVE = PAD_NEGATIVE_CLAUSE
 
 
 @breaks(*POOLS, clause=PAD_NEGATIVE)
@@ -315,13 +318,13 @@ def _pad_not_below_kernel(pads: tuple[int, int], k: int, clause: str) -> None:
 
 
 # pad = [top, bottom, left, right], kernel = [y, x]; the x rule is checked first.
-_pad_not_below_kernel((2, 3), 1, "pad_right >= kernel_x || pad_left >= kernel_x")
-_pad_not_below_kernel((0, 1), 0, "pad_top >= kernel_y || pad_bottom >= kernel_y")
+_pad_not_below_kernel((2, 3), 1, POOL_PAD_X_CLAUSE)
+_pad_not_below_kernel((0, 1), 0, POOL_PAD_Y_CLAUSE)
 
 IDIV_H = "input1 % input2 != 0 (idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y))"
 IDIV_W = "input1 % input2 != 0 (idiv_check(IW + pad_left + pad_right - kernel_x, stride_x))"
-OH_CLAUSE = "OH != idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y) + 1"
-OW_CLAUSE = "OW != idiv_check(IW + pad_left + pad_right - kernel_x, stride_x) + 1"
+OH_CLAUSE = POOL_OH_CLAUSE
+OW_CLAUSE = POOL_OW_CLAUSE
 
 
 def _idiv_breaker(axis: int, clause: str) -> None:
@@ -433,7 +436,7 @@ def zero_point_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
         return None
     out = broken(spec, ATTRIBUTES_CLAUSE)
     name = draw(st.sampled_from(["input_zp", "output_zp"]), label="zero point")
-    lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
+    lo, hi = dt.int_range
     out.attributes[name] = draw(
         st.one_of(st.integers(hi + 1, I32_MAX), st.integers(I32_MIN, lo - 1)), label="zp"
     )
@@ -450,7 +453,7 @@ def _zero_point_breaker(name: str, clause: str) -> None:
         out = broken(spec, clause)
         if dt.is_int:
             zp: int | float = draw(
-                st.integers(int(dt.min), int(dt.max)).filter(bool),  # type: ignore[arg-type]
+                st.integers(*dt.int_range).filter(bool),
                 label=name,
             )
         else:
@@ -464,8 +467,8 @@ def _zero_point_breaker(name: str, clause: str) -> None:
     fn.__name__ = f"{name}_not_i8"
 
 
-_zero_point_breaker("input_zp", "in_out_t != i8_t && input_zp != 0")
-_zero_point_breaker("output_zp", "in_out_t != i8_t && output_zp != 0")
+_zero_point_breaker("input_zp", INPUT_ZP_CLAUSE)
+_zero_point_breaker("output_zp", OUTPUT_ZP_CLAUSE)
 
 
 @breaks("AVG_POOL2D", clause=TYPE_CLAUSE)
@@ -510,7 +513,7 @@ def _fft_geometry(
     eh = draw(st.integers(max(0, e - side_log), min(e, side_log)), label="log2 H")
     h, w = 1 << eh, 1 << (e - eh)
     per_out = h * _out_width(rc.name, w)
-    hi = max(1, min(budget // (h * w), aim.outputs_cap // per_out))
+    hi = rc.batch_cap(max(1, min(budget // (h * w), aim.outputs_cap // per_out)))
     lo = min(hi, max(-(-aim.outputs // per_out), -(-aim.inputs // (per_ks * h * w))))
     goal = max(1.0, aim.outputs_goal / per_out)
     return near(draw, lo, min(hi, max(lo, 4, round(goal))), goal, "N"), h, w
@@ -584,8 +587,8 @@ def _fft_dim_breaker(dim: int, clause: str) -> None:
     fn.__name__ = f"fft_dim_breaker_{dim}"
 
 
-_fft_dim_breaker(1, "!power_of_two(H)")
-_fft_dim_breaker(2, "!power_of_two(W)")
+_fft_dim_breaker(1, FFT_HEIGHT_CLAUSE)
+_fft_dim_breaker(2, FFT_WIDTH_CLAUSE)
 
 
 @breaks(*FFTS, clause=INPUTS_CLAUSE)

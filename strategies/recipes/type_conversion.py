@@ -34,7 +34,7 @@ def _edges(in_t: DType, out_t: DType) -> list[float]:
     if out_t.kind == "bool":
         return []
     if not out_t.is_float:
-        lo, hi = float(out_t.min), float(out_t.max)  # type: ignore[arg-type]
+        lo, hi = out_t.finite_range
         return [hi, hi + 0.5, hi + 1, lo, lo - 0.5, lo - 1, 0.5, -0.5, 1.5, -2.5]
     assert out_t.normal_max is not None and out_t.normal_min is not None
     assert out_t.normal_frac is not None
@@ -52,7 +52,7 @@ def _in_range(values: np.ndarray, dt: DType) -> np.ndarray:
     if dt.is_float:
         with np.errstate(over="ignore"):
             return values.astype(dt.storage)
-    return np.clip(np.round(values), dt.min, dt.max).astype(dt.storage)  # type: ignore[arg-type]
+    return np.clip(np.round(values), *dt.int_range).astype(dt.storage)
 
 
 def _signed(rng: np.random.Generator, mags: np.ndarray) -> np.ndarray:
@@ -70,8 +70,8 @@ def tie_values(rng: np.random.Generator, in_t: DType, out_t: DType, size: int) -
     side[:2] = [0, rng.choice([-1, 1])][:size]  # a tie and a near-tie in every tensor
     if out_t.is_int:  # x.5, where the input type holds it
         assert in_t.normal_frac is not None
-        top = min(2.0**in_t.normal_frac, float(out_t.max))  # type: ignore[arg-type]
-        low = max(-top, float(out_t.min))  # type: ignore[arg-type]
+        top = min(2.0**in_t.fp.normal_frac, out_t.finite_range[1])
+        low = max(-top, out_t.finite_range[0])
         t = np.floor(rng.uniform(low, top - 1, size)) + 0.5
         step = ulp(t, in_t)
     elif in_t.is_int:  # integer midpoints, from the first binade whose ulp is 2
@@ -79,7 +79,7 @@ def tie_values(rng: np.random.Generator, in_t: DType, out_t: DType, size: int) -
         # One unit off is nearer the midpoint than a neighbour where the ulp is 4 or
         # more: a midpoint doubled is one of the next binade.
         t = np.where((side != 0) & (ulp(t, out_t) < 4), 2 * t, t)
-        t = np.clip(t, float(in_t.min) + 1, float(in_t.max) - 1)  # type: ignore[arg-type]
+        t = np.clip(t, in_t.finite_range[0] + 1, in_t.finite_range[1] - 1)
         step = np.ones(size)
     else:
         t = float_midpoints(rng, out_t, size, min(_max_of(in_t), _max_of(out_t)))
@@ -103,7 +103,7 @@ def _bulk(
             lo = math.log2(out_t.normal_min) - out_t.normal_frac - 2
             hi = min(math.log2(in_max), math.log2(out_t.normal_max) + 1)
             return _in_range(_signed(rng, 2.0 ** rng.uniform(lo, hi, size)), in_t)
-        top = min(in_max, 1.25 * float(out_t.max))  # type: ignore[arg-type]
+        top = min(in_max, 1.25 * out_t.finite_range[1])
         return _in_range(_signed(rng, rng.uniform(0, top, size)), in_t)
     assert regime == "ties"
     return tie_values(rng, in_t, out_t, size)

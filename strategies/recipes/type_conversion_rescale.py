@@ -25,7 +25,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
-from conformance.dtypes import DType
+from conformance.dtypes import I32_MAX, I32_MIN, DType
+from conformance.errata import MUL_T_BY_SCALE32
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.ops import type_conversion as tc
 from strategies.case import CaseSpec, TensorDraw
@@ -36,7 +37,6 @@ from strategies.shapes import shapes
 from strategies.ties import shift_classes
 
 I8, I16, I32, I48 = dtypes.I8, dtypes.I16, dtypes.I32, dtypes.I48
-I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_SAFE = 1 << 62  # value bounds beyond what any input holds, clamped to this
 NARROW = frozenset({I8, I16})  # the types with an unsigned form
 
@@ -220,7 +220,7 @@ def _representable(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bounds cut to what the stored type can hold, as values (they contain 0,
     the zero point)."""
-    rep_lo, rep_hi = (0, (1 << in_t.bits) - 1) if unsigned else (int(in_t.min), int(in_t.max))  # type: ignore[arg-type]
+    rep_lo, rep_hi = (0, (1 << in_t.bits) - 1) if unsigned else in_t.int_range
     return np.maximum(bounds[0], rep_lo - in_zp), np.minimum(bounds[1], rep_hi - in_zp)
 
 
@@ -268,7 +268,7 @@ def _ranges(
     the output unclipped (before its zero point is added)."""
     every = (np.array(I32_MIN), np.array(I32_MAX))
     val_lo, val_hi = (int(b) for b in _representable(in_t, in_uns, in_zp, every))
-    out_lo, out_hi = (0, (1 << out_t.bits) - 1) if out_uns else (int(out_t.min), int(out_t.max))  # type: ignore[arg-type]
+    out_lo, out_hi = (0, (1 << out_t.bits) - 1) if out_uns else out_t.int_range
     return (val_lo, val_hi), (out_lo - out_zp, out_hi - out_zp)
 
 
@@ -332,7 +332,7 @@ def rescale(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         allowed = _representable(in_t, in_uns, in_zp, (lows, highs))
         value = _place_ties(draw, value, params, allowed, out_range, double_round)
     x = TensorDraw("input", shape, in_t, _stored(value, in_t, in_uns, in_zp))
-    mul_t = I32 if scale32 else I16
+    mul_t = dtypes.dtype(MUL_T_BY_SCALE32[scale32])  # erratum rescale-mul_t
     multiplier = np.array([m for m, _ in params], mul_t.storage)
     shift = np.array([s for _, s in params], np.int8)
     inputs = [
@@ -377,8 +377,8 @@ def _retyped_multiplier(spec: CaseSpec, scale32: bool) -> None:
     """The multiplier in the type scale32 asks for (values cut to fit i16)."""
     k = next(i for i, t in enumerate(spec.inputs) if t.name == "multiplier")
     t = spec.inputs[k]
-    mul_t = I32 if scale32 else I16
-    values = np.clip(np.asarray(t.values, np.int64), 0, mul_t.max).astype(mul_t.storage)
+    mul_t = dtypes.dtype(MUL_T_BY_SCALE32[scale32])  # erratum rescale-mul_t
+    values = np.clip(np.asarray(t.values, np.int64), 0, mul_t.int_range.max).astype(mul_t.storage)
     spec.inputs[k] = replace(t, dtype=mul_t, values=values)
 
 
@@ -392,7 +392,7 @@ def _signed_side(spec: CaseSpec, side: str) -> dict[str, object]:
 
 def _nonzero_zp(draw: st.DrawFn, dt: DType, label: str) -> int:
     """A nonzero zero point of ``dt`` that the i32 attribute field can carry."""
-    lo, hi = max(int(dt.min), I32_MIN), min(int(dt.max), I32_MAX)  # type: ignore[arg-type]
+    lo, hi = max(dt.int_range.min, I32_MIN), min(dt.int_range.max, I32_MAX)
     return draw(st.sampled_from([1, -1, lo, hi]), label=label)
 
 

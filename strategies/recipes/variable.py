@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.builder import GraphBuilder
-from conformance.dtypes import DType
+from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.ops.variable import VAR_TYPES
 from strategies.case import Case
@@ -37,7 +37,6 @@ from strategies.shapes import Budget, shapes
 VAR_NAME = {dt: name for name, dt in VAR_TYPES.items()}
 SMALL = Budget(max_elements=256, max_dim=16)
 OPERATORS = ("VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ")
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass

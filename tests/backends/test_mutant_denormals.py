@@ -1,4 +1,4 @@
-"""The flushing mutants (conformance.backends.mutant_denormals): what each flushes, what
+"""The flushing mutants (conformance.backends.mutants.denormals): what each flushes, what
 it declares, and the runner's verdict on a hand-built graph."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from conformance.backends.base import denormal_modes
-from conformance.backends.mutant_catalog import CATALOGUE
-from conformance.backends.mutants import MutantBackend
+from conformance.backends.mutants import MutantBackend, catalogue
 from conformance.backends.reference import ReferenceBackend
 from conformance.builder import single_operator_graph
 from conformance.dtypes import BF16, FP8E4M3, FP16, FP32, dtype
@@ -20,6 +19,7 @@ from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements
 
 NAMES = ("ftz-fp16-bf16-fp32", "ftz-fp8", "ftz-declared-supported")
+CATALOGUE = catalogue()
 
 
 def vector(op: str, x: Any, dt: str, out_dt: str | None = None, **attrs: Any) -> LoadedVector:

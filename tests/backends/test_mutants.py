@@ -14,11 +14,11 @@ import pytest
 from mutant_cases import Case, case, failures, run, unary
 
 from conformance.backends.base import BackendError, BackendResult
-from conformance.backends.mutant_catalog import CATALOGUE
-from conformance.backends.mutant_tools import SPEC_RULES
 from conformance.backends.mutants import (
+    SPEC_RULES,
     MutantBackend,
     available_mutants,
+    catalogue,
     helpers_installed,
 )
 from conformance.backends.reference import ReferenceBackend
@@ -27,6 +27,7 @@ from reference import registry
 from reference.ops import tensor_pool_fft
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mutants.md"
+CATALOGUE = catalogue()
 ONE_30 = 1 << 30
 
 
@@ -313,8 +314,6 @@ CASES: dict[str, Callable[[], Case]] = {
         [("y", (1, 3, 1), "i8")],
     ),
 }
-
-
 
 
 # -- the catalogue -------------------------------------------------------------------------

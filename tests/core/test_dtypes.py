@@ -71,3 +71,30 @@ def test_storage_and_sizes() -> None:
     assert dtypes.from_numpy(np.dtype(ml_dtypes.bfloat16)) is dtypes.BF16
     with pytest.raises(KeyError):
         dtypes.from_numpy(np.dtype(np.complex64))
+
+
+@pytest.mark.parametrize("dt", dtypes.ALL, ids=str)
+def test_accessors_answer_for_their_kind_and_raise_for_others(dt: dtypes.DType) -> None:
+    if dt.is_float:
+        fmt = dt.fp
+        assert (fmt.normal_frac, fmt.normal_min, fmt.normal_max) == (
+            dt.normal_frac,
+            dt.normal_min,
+            dt.normal_max,
+        )
+        assert dt.finite_range == (-fmt.normal_max, fmt.normal_max)
+        with pytest.raises(TypeError, match=f"{dt.name} is not an integer type"):
+            _ = dt.int_range
+    else:
+        lo, hi = dt.int_range
+        assert (lo, hi) == (dt.min, dt.max) and isinstance(lo, int)
+        assert dt.finite_range == (float(lo), float(hi))
+        with pytest.raises(TypeError, match=f"{dt.name} is not a floating-point type"):
+            _ = dt.fp
+
+
+def test_int_range_by_hand() -> None:
+    assert dtypes.I4.int_range == (-7, 7)  # int4_t excludes -8
+    assert dtypes.BOOL.int_range == (0, 1)
+    assert dtypes.FP16.fp.normal_max == 65504.0
+    assert dtypes.FP8E4M3.fp.has_inf is False

@@ -191,3 +191,17 @@ class TestBadCheckInputs:
         # Where the reference is NaN the bound is not used, so NaN is accepted there.
         nan = np.array([np.nan])
         assert check(nan, exp_desc, nan.astype(np.float32), nan)
+
+
+def test_local_bound_attribute_comes_from_tosa_xml() -> None:
+    # The precision table lists the dot-product operators; tosa.xml says which of them
+    # take a local_bound attribute (the others use the rule with local_bound true).
+    from reference.compliance.rules import DOT_PRODUCT_OPERATORS, has_local_bound_attribute
+
+    with_attribute = {op for op in DOT_PRODUCT_OPERATORS if has_local_bound_attribute(op)}
+    # Hand-checked against tosa.xml: the convolutions and the FFTs have one.
+    assert with_attribute == {
+        "CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "FFT2D", "RFFT2D"
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="not a dot product operator"):
+        has_local_bound_attribute("ADD")

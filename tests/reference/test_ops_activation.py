@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from reference import arithmetic
@@ -35,11 +36,6 @@ def activation(
 def out(outcome: Outcome) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["output"]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 # -- CLAMP ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance import dtypes
 from conformance.builder import BlockBuilder, GraphBuilder
@@ -22,11 +23,6 @@ from reference.outcome import Outcome
 SPEC = load_spec()
 MAX_NESTING_8K = SPEC.level("8K")["MAX_NESTING"]
 TYPES = TYPES_CLAUSE
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 def i32(*values: int) -> np.ndarray:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
@@ -123,11 +124,6 @@ def concat(xs: Sequence[np.ndarray], dt: Any, axis: int, out: Sequence[int], dts
 def output(outcome: Outcome) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["y"]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 # -- hand-checked values ----------------------------------------------------------

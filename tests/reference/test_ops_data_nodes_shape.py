@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
@@ -78,11 +79,6 @@ def run(graph: Graph, values: dict[str, np.ndarray] | None = None) -> Outcome:
 def output(outcome: Outcome) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["y"]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 def run_storage(graph: Graph, values: dict[str, np.ndarray]) -> np.ndarray:

@@ -3,13 +3,13 @@ REDUCE_SUM."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
@@ -50,11 +50,6 @@ def reduce(
 def output(outcome: Outcome) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["y"]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 def sample(rng: np.random.Generator, dt: DType, shape: Sequence[int]) -> np.ndarray:
@@ -292,22 +287,3 @@ def test_reduce_all_is_not_any_of_not(data: st.DataObject) -> None:
     all_ = output(reduce("REDUCE_ALL", x, "bool", axis))
     any_not = output(reduce("REDUCE_ANY", ~x, "bool", axis))
     assert np.array_equal(all_, ~any_not)
-
-
-# -- speed -----------------------------------------------------------------------------
-
-
-def test_reduce_sum_fp16_timing(capsys: pytest.CaptureFixture[str]) -> None:
-    x = np.random.default_rng(3).standard_normal((64, 1024)).astype(np.float16)
-    graph = single_operator_graph(
-        "REDUCE_SUM", [("x", (64, 1024), "fp16")], [("y", (64, 1), "fp16")], {"axis": 1}
-    )
-    evaluate(graph, {"x": x})  # warm up: loads the spec and the operator modules
-    runs = 20
-    start = time.perf_counter()
-    for _ in range(runs):
-        outcome = evaluate(graph, {"x": x})
-    elapsed = (time.perf_counter() - start) / runs
-    assert outcome.kind == "valid"
-    with capsys.disabled():
-        print(f"\nREDUCE_SUM [64,1024] fp16 -> [64,1]: {elapsed * 1e3:.2f} ms per evaluation")

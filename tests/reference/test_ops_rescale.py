@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance import dtypes
 from conformance.builder import single_operator_graph
@@ -62,11 +63,6 @@ def rescale(
 def out(outcome: Outcome) -> list[Any]:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["y"].tolist()  # type: ignore[no-any-return]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 # -- scaling and rounding ---------------------------------------------------------------
@@ -411,13 +407,3 @@ def test_every_mode_evaluates(mode: TypeSupport) -> None:
 
 def test_mode_count() -> None:
     assert len(MODES) == 12
-
-
-def test_timing_vectorised() -> None:
-    import time
-
-    x = np.random.default_rng(0).integers(-(2**31), 2**31, (1000, 1000))
-    start = time.perf_counter()
-    got = rescale(x, "i32", "i8", [ONE_30], [40], double_round=True)
-    assert got.valid
-    assert time.perf_counter() - start < 5.0

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from conformance.dtypes import DType
@@ -59,11 +60,6 @@ def scatter(values_in: np.ndarray, indices: np.ndarray, x: np.ndarray, dt: Any) 
 def result(outcome: Outcome, name: str) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs[name]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 # -- hand-checked values ----------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import ml_dtypes
 import numpy as np
 import pytest
+from reference_helpers import assert_rule
 
 from conformance.builder import single_operator_graph
 from reference.arguments import OUTPUTS_CLAUSE
@@ -33,11 +34,6 @@ def run(
 def out(outcome: Outcome) -> np.ndarray:
     assert outcome.kind == "valid", str(outcome)
     return outcome.outputs["output"]
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 def select(cond: object, a: object, b: object, dt: str, out_shape: tuple | None = None) -> Outcome:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference_helpers import assert_rule
 
 from conformance import dtypes
 from conformance.builder import BlockBuilder, GraphBuilder, check_attributes
@@ -19,7 +20,6 @@ from conformance.spec import load_spec
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.engine import evaluate
 from reference.ops.variable import VAR_TYPES
-from reference.outcome import Outcome
 
 SPEC = load_spec()
 
@@ -46,11 +46,6 @@ needs_tuple_var_shape = pytest.mark.xfail(
 )
 ENGINE_TYPES = TYPES_CLAUSE
 VAR_T_NAME = {dt: name for name, dt in VAR_TYPES.items()}
-
-
-def assert_rule(outcome: Outcome, kind: str, clause: str) -> None:
-    assert outcome.kind == kind, str(outcome)
-    assert outcome.rule is not None and outcome.rule.clause == clause, str(outcome)
 
 
 def declare(

@@ -181,7 +181,7 @@ def test_not_an_npy() -> None:
 @pytest.mark.parametrize("cut", [4, 20, 129], ids=["magic", "header", "data"])
 def test_truncated(cut: int) -> None:
     data = npy.encode_array(np.zeros((2, 3), np.int32), D.I32)
-    with raises(r"^V/input-0\.npy: (not a readable \.npy file|not an \.npy file)"):
+    with raises(r"^V/input-0\.npy: (not a readable \.npy file|not an \.npy file|truncated)"):
         npy.decode_array(data[:cut], D.I32, source="V/input-0.npy")
 
 
@@ -194,7 +194,7 @@ def test_trailing_bytes() -> None:
 def test_pickled_objects_are_refused() -> None:
     buf = io.BytesIO()
     np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with raises("not a readable .npy file"):
+    with raises("not a readable .npy file|not a tensor element type"):
         npy.decode_array(buf.getvalue(), D.I32, source="f")
 
 

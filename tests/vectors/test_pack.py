@@ -560,11 +560,12 @@ def test_truncated_npy(pack: Path) -> None:
     path.write_bytes(path.read_bytes()[:-7])
     problems = problems_of(pack)
     assert_reported(problems, "ADD_bf16_0/expected-0.npy: ", "sha256 mismatch")
-    assert_reported(problems, "ADD_bf16_0/expected-0.npy: ", "not a readable .npy file")
+    assert_reported(problems, "ADD_bf16_0/expected-0.npy: ", "truncated")
     rehash(pack)
+    # The header's declared size is checked before the data is read.
     assert problems_of(pack) == [
-        "ADD_bf16_0/expected-0.npy: not a readable .npy file: EOF: reading array data, "
-        "expected 48 bytes got 41"
+        "ADD_bf16_0/expected-0.npy: truncated: the header declares shape [2, 3] "
+        "(48 bytes of data), the file holds 41"
     ]
 
 

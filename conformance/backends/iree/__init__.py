@@ -30,7 +30,7 @@ from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.iree.compiler import CompilerClient
 from conformance.backends.iree.elements import embedded, from_runtime
 from conformance.backends.iree.mlir import find_tosa_opt
-from conformance.backends.iree.pipeline import Member, Prepared, build, front
+from conformance.backends.iree.pipeline import Member, Prepared, Suspects, build, front
 from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import RUNTIME, Rejection
 from conformance.dtypes import SHAPE
@@ -100,6 +100,7 @@ class IreeBackend:
         self._translated: dict[str, tuple[LoadedVector, ArmGraph | str]] = {}
         self._prepared: dict[str, Prepared] = {}
         self._next = 0  # batch member numbers, unique within this process's modules
+        self.suspects = Suspects()  # pairs compiled vector by vector from now on
 
     # -- what is run -------------------------------------------------------------------
 
@@ -108,7 +109,7 @@ class IreeBackend:
         hit = self._translated.get(vector.name)
         if hit is not None and hit[0] is vector:
             return hit[1]
-        result = self._skip_reason(vector)
+        result: ArmGraph | str | None = self._skip_reason(vector)
         if result is None:
             try:
                 result = translate(vector.graph, vector.inputs, embed=embedded, ts=self.ts)
@@ -119,6 +120,7 @@ class IreeBackend:
                 vector.graph, vector.inputs, vector.kind, self._max_nesting(vector)
             )
             result = conflict or result
+        assert result is not None  # a reason, a translation or its conflict
         self._translated[vector.name] = (vector, result)
         return result
 
@@ -169,7 +171,7 @@ class IreeBackend:
                 self._prepared[vector.name] = Prepared(vector, made, log=made.log)
             else:
                 members.append(made)
-        for prepared in build(members, self.compiler, self.runtime):
+        for prepared in build(members, self.compiler, self.runtime, self.suspects):
             self._prepared[prepared.vector.name] = prepared
 
     def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:

@@ -12,6 +12,14 @@ half compiled again, down to the single vectors that fail: those are rejected at
 errors usually give the line of the failing operation, so the vectors they point at are
 set apart first (each then compiled alone, to get its own words), and the halving is
 left for errors without a usable location.
+
+A failed module costs its compile and a second compile of its other members, and
+failures come by mode (a type IREE cannot lower fails for nearly every vector of it).
+So once a vector of an (operator, mode) pair has failed to lower, the process compiles
+later vectors of that pair alone (:class:`Suspects`): a vector that fails alone fails
+early and costs less than the module it would break, and one that passes costs a
+little more than its share of a module.  Verdicts do not change: every vector is still
+compiled, and a vector's own compile decides.
 """
 
 from __future__ import annotations
@@ -102,15 +110,41 @@ def rejection(answer: Answer) -> Rejection:
     return Rejection(stage, answer.message, answer.log)
 
 
-def build(members: Sequence[Member], compiler: CompilerClient, runtime: Runtime) -> list[Prepared]:
-    """Compile and load ``members``, sharing modules; bisect what does not compile."""
+class Suspects:
+    """The (operator, mode) pairs with a vector that failed to lower in this process."""
+
+    def __init__(self) -> None:
+        self.pairs: set[tuple[str, str]] = set()
+
+    def __contains__(self, member: Member) -> bool:
+        return (member.vector.operator, member.vector.mode) in self.pairs
+
+    def learn(self, prepared: Prepared) -> None:
+        if prepared.rejection is not None and prepared.rejection.stage == LOWERING:
+            self.pairs.add((prepared.vector.operator, prepared.vector.mode))
+
+
+def build(
+    members: Sequence[Member],
+    compiler: CompilerClient,
+    runtime: Runtime,
+    suspects: Suspects | None = None,
+) -> list[Prepared]:
+    """Compile and load ``members``, sharing modules; bisect what does not compile.
+
+    Members of a pair in ``suspects`` are compiled alone; the lowering failures found
+    are added to it."""
     out: list[Prepared] = []
-    groups = [[m] for m in members if m.alone]
-    shared = [m for m in members if not m.alone]
+    apart = [m.alone or (suspects is not None and m in suspects) for m in members]
+    groups = [[m] for m, alone in zip(members, apart, strict=True) if alone]
+    shared = [m for m, alone in zip(members, apart, strict=True) if not alone]
     if shared:
         groups.append(shared)
     for group in groups:
         _build(group, compiler, runtime, out.append)
+    if suspects is not None:
+        for prepared in out:
+            suspects.learn(prepared)
     return out
 
 

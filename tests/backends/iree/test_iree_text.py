@@ -6,6 +6,7 @@ expectation is checked against text read with one's own eyes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from conformance.backends.iree.elements import (
     tensor_type,
 )
 from conformance.backends.iree.mlir import Embedded, function_type, module, program, split_module
-from conformance.backends.iree.pipeline import Member, build
+from conformance.backends.iree.pipeline import Member, Suspects, build
 from conformance.backends.iree.stages import (
     LOWERING,
     NO_VERIFIER,
@@ -254,6 +255,48 @@ def test_graphs_with_other_symbols_get_a_module_each() -> None:
     compiler = FakeCompiler(set())
     build(_members(5, alone=frozenset({1, 3})), compiler, FakeRuntime())  # type: ignore[arg-type]
     assert sorted(map(tuple, compiler.modules)) == [("v0", "v2", "v4"), ("v1",), ("v3",)]
+
+
+@dataclass(frozen=True)
+class PairVector:
+    name: str
+    operator: str
+    mode: str
+
+
+def _pair_members(modes: list[str], start: int = 0) -> list[Member]:
+    return [
+        Member(PairVector(f"vec{k}", "CAST", mode), f"  func.func @v{k}()", [], [], False, f"v{k}")  # type: ignore[arg-type]
+        for k, mode in enumerate(modes, start)
+    ]
+
+
+def test_a_pair_that_failed_to_lower_is_compiled_vector_by_vector_afterwards() -> None:
+    # v1 fails in the first batch: its pair (CAST, fp8) is a suspect from then on.
+    compiler = FakeCompiler({"v1", "v6", "v7"}, located=True)
+    suspects = Suspects()
+    first = build(_pair_members(["i8", "fp8", "i8"]), compiler, FakeRuntime(), suspects)  # type: ignore[arg-type]
+    assert suspects.pairs == {("CAST", "fp8")}
+    assert {p.vector.name: p.rejection is None for p in first} == {
+        "vec0": True,
+        "vec1": False,
+        "vec2": True,
+    }
+    compiler.modules.clear()
+    second = build(
+        _pair_members(["i8", "fp8", "i8", "fp8", "fp8"], 3), compiler, FakeRuntime(), suspects
+    )  # type: ignore[arg-type]
+    # The fp8 vectors are compiled one by one (v4 passes, v6 and v7 fail alone); the
+    # others share a module that they never break.
+    assert sorted(map(tuple, compiler.modules)) == [("v3", "v5"), ("v4",), ("v6",), ("v7",)]
+    verdicts = {p.vector.name: p.rejection is None for p in second}
+    assert verdicts == {"vec3": True, "vec4": True, "vec5": True, "vec6": False, "vec7": False}
+
+
+def test_without_suspects_a_batch_is_never_split_before_it_fails() -> None:
+    compiler = FakeCompiler(set())
+    build(_pair_members(["fp8", "fp8", "i8"]), compiler, FakeRuntime())  # type: ignore[arg-type]
+    assert compiler.modules == [["v0", "v1", "v2"]]
 
 
 def test_pipeline_files_stay_small() -> None:

@@ -1,0 +1,268 @@
+"""Mutants of the type-conversion operators (reference/ops/type_conversion.py): CAST
+and RESCALE."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from conformance.backends.mutants import (
+    HelperPatch,
+    Result,
+    mutant,
+    skipping_error_if,
+    with_attrs,
+    with_inputs,
+)
+from conformance.backends.mutants.tools import (
+    FP8,
+    I32_MIN,
+    output_of,
+    round_mantissa,
+)
+from conformance.backends.mutants.tools import output_of as _out
+from conformance.dtypes import BF16, I32
+from reference import arithmetic as ar
+from reference.context import OpContext
+from reference.ops import type_conversion as tc
+from reference.registry import OpFunction
+
+
+@mutant(
+    "cast-round-half-away",
+    ["CAST"],
+    "float -> integer",
+    "round_to_nearest_int rounds ties away from zero (C lround) instead of to even",
+    "CAST float->int vectors holding x.5 values (2.5 -> 2 not 3, -0.5 -> 0 not -1)",
+)
+def _cast_round_half_away(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    if not (in_t.is_float and out_t.is_int):
+        return result
+    f = ctx.arg("input").astype(np.float64)
+    t = np.trunc(f)
+    away = np.clip(t + np.sign(f), out_t.min, out_t.max)
+    with np.errstate(invalid="ignore"):  # inf - inf: not a tie
+        tie = np.abs(f - t) == 0.5
+    return {"output": np.where(tie, away, _out(result)).astype(np.int64)}
+
+
+@mutant(
+    "cast-int-narrow-saturates",
+    ["CAST"],
+    "i16/i32 -> narrower integer",
+    "integer narrowing saturates to the output range instead of keeping the low bits",
+    "CAST i32->i8 / i32->i16 / i16->i8 vectors with values outside the output range",
+)
+def _cast_int_saturates(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    if not (in_t.is_int and out_t.is_int and out_t.bits < in_t.bits):
+        return result
+    return {"output": np.clip(ar.as_int(ctx.arg("input")), out_t.min, out_t.max)}
+
+
+@mutant(
+    "cast-bf16-truncates",
+    ["CAST"],
+    "any -> bf16",
+    "conversion to bf16 drops the low 16 bits of the fp32 value (round toward zero)",
+    "CAST fp32->bf16 (and int->bf16) vectors with values not exact in bf16",
+)
+def _cast_bf16_truncates(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("out_t") is not BF16:
+        return result
+    assert BF16.normal_frac is not None
+    return {"output": round_mantissa(_out(result), BF16.normal_frac, np.trunc)}
+
+
+@mutant(
+    "cast-fp8-saturates",
+    ["CAST"],
+    "any -> fp8e4m3 / fp8e5m2",
+    "fp8 conversion uses OCP saturating mode: overflow gives +-max instead of NaN (e4m3) "
+    "or infinity (e5m2)",
+    "CAST to fp8 vectors with values (or infinities) beyond the fp8 range",
+)
+def _cast_fp8_saturates(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    out_t = ctx.dtype("out_t")
+    if out_t not in FP8:
+        return result
+    x = ctx.arg("input").astype(np.float64)
+    return {"output": np.where(np.isnan(x), np.nan, np.clip(x, out_t.min, out_t.max))}
+
+
+def _negative_ties(product: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Where ``product / 2**shift`` is exactly halfway and negative: round-half-up
+    goes toward zero there, round-half-away does not."""
+    s = np.where((shift >= 2) & (shift <= 62), shift, 2)
+    half = np.left_shift(np.int64(1), s - 1)
+    return (product < 0) & ((product & (2 * half - 1)) == half)
+
+
+def _scale_16_away(original: Callable[..., Any]) -> Callable[..., Any]:
+    def scale_16(value: Any, multiplier: Any, shift: Any) -> Any:
+        result, checks = original(value, multiplier, shift)
+        return result - _negative_ties(value * multiplier, shift), checks
+
+    return scale_16
+
+
+@mutant(
+    "rescale-round-half-away",
+    ("RESCALE",),
+    "all (scale32 and scale16)",
+    "apply_scale rounds ties away from zero (gemmlowp/TFLite style) instead of half up",
+    "RESCALE vectors whose scaled value is a negative exact tie (-1.5 -> -1, not -2)",
+    patch=(tc, "_scale_32"),
+    helpers=(HelperPatch(tc, "_scale_16", _scale_16_away),),
+)
+def _scale_32_away(original: Callable[..., Any]) -> Callable[..., Any]:
+    def scale_32(value: Any, multiplier: Any, shift: Any, double_round: bool) -> Any:
+        result, checks = original(value, multiplier, shift, double_round)
+        s = np.where((shift >= 2) & (shift <= 62), shift, 2)
+        half = np.left_shift(np.int64(1), s - 1)
+        safe = np.where((value >= -half) & (value < half), value, 0)
+        tie = _negative_ties(safe * multiplier, shift)
+        if double_round:  # the two-stage rounding of shifts above 31 is left alone
+            tie = tie & (s <= 31)
+        return ar.wrap(result - tie, 32), checks
+
+    return scale_32
+
+
+@mutant(
+    "rescale-double-round-ignored",
+    ["RESCALE"],
+    "scale32 with double_round, shift > 31",
+    "double_round is ignored: one rounding step instead of two",
+    "RESCALE double_round vectors with shift > 31 and values near a rounding boundary",
+)
+def _rescale_double_round_ignored(original: OpFunction, ctx: OpContext) -> Result:
+    if bool(ctx.attr("scale32", False)) and bool(ctx.attr("double_round", False)):
+        return original(with_attrs(ctx, double_round=False))
+    return original(ctx)
+
+
+@mutant(
+    "rescale-per-channel-ignored",
+    ["RESCALE"],
+    "per_channel",
+    "per_channel is ignored: channel 0's multiplier and shift scale every channel",
+    "per-channel RESCALE vectors whose channels have different multipliers or shifts",
+)
+def _rescale_per_channel_ignored(original: OpFunction, ctx: OpContext) -> Result:
+    m, s = np.asarray(ctx.arg("multiplier")), np.asarray(ctx.arg("shift"))
+    if not bool(ctx.attr("per_channel", False)) or m.size < 2 or s.size < 2:
+        return original(ctx)
+    first_m = np.full_like(m, m.reshape(-1)[0])
+    return original(with_inputs(ctx, multiplier=first_m, shift=np.full_like(s, s.reshape(-1)[0])))
+
+
+@mutant(
+    "rescale-accepts-double-round-scale16",
+    ["RESCALE"],
+    "scale32 false, double_round true",
+    "missing ERROR_IF(!scale32 && double_round): the invalid graph runs with one rounding",
+    "RESCALE error vectors breaking '!scale32 && double_round'",
+    effect="accepts invalid graph",
+)
+def _rescale_accepts_double_round(original: OpFunction, ctx: OpContext) -> Result:
+    return original(skipping_error_if(ctx, tc.DOUBLE_ROUND_CLAUSE))
+
+
+@mutant(
+    "rescale-output-zp-after-clamp",
+    ["RESCALE"],
+    "output_zp != 0 with scaled values outside the output range",
+    "the scaled value is clamped to the output type first and output_zp added afterwards "
+    "(then saturated again)",
+    "RESCALE vectors with a non-zero output_zp whose scaled values leave the output range "
+    "before the zero point brings them back (i8: 150 - 100 = 50, not 127 - 100 = 27)",
+    breaks="RESCALE.tosac: result = apply_add_s<int32_t>(result, output_zp), then "
+    "apply_clip_s / apply_clip_u to the output type",
+)
+def _rescale_zp_after_clamp(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # every ERROR_IF and REQUIRE of the real graph
+    if not ctx.attr("output_zp", 0):
+        return result
+    out_t = ctx.dtype("out_t")
+    unsigned = bool(ctx.attr("output_unsigned", False))
+    clamped = ar.as_int(output_of(original(with_attrs(ctx, output_zp=0))))
+    out_zp = tc._zero_point(ctx, "output_zp", out_t, unsigned)
+    if unsigned:
+        top = (1 << out_t.bits) - 1
+        return {"output": ar.wrap(np.clip((clamped & top) + out_zp, 0, top), out_t.bits)}
+    return {"output": np.clip(clamped + out_zp, out_t.min, out_t.max)}
+
+
+@mutant(
+    "rescale-input-unsigned-ignored",
+    ["RESCALE"],
+    "input_unsigned = true with stored values whose top bit is set",
+    "the input is sign-extended although input_unsigned is set (the zero point is still "
+    "read as unsigned): uint8 200 is taken as -56",
+    "RESCALE input_unsigned vectors with inputs of 128..255 (i8) or 32768..65535 (i16)",
+    breaks="RESCALE.tosac: if (input_unsigned) value = zero_extend<int48_t>(in_value)",
+)
+def _rescale_input_unsigned_ignored(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # every ERROR_IF and REQUIRE of the real graph
+    if not bool(ctx.attr("input_unsigned", False)):
+        return result
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    x = np.asarray(ctx.arg("input"))
+    in_zp = tc._zero_point(ctx, "input_zp", in_t, True)
+    # input_unsigned rules out output_unsigned and an i32 output (ERROR_IFs above)
+    out_zp = tc._zero_point(ctx, "output_zp", out_t, False)
+    multiplier, shift = tc._channel_params(ctx, x.shape, bool(ctx.attr("per_channel", False)))
+    value = ar.as_int(x) - in_zp  # sign_extend: the bug
+    if bool(ctx.attr("scale32", False)):
+        scaled, _ = tc._scale_32(value, multiplier, shift, bool(ctx.attr("double_round", False)))
+    else:
+        scaled, _ = tc._scale_16(value, multiplier, shift)
+    return {"output": np.clip(scaled + out_zp, out_t.min, out_t.max)}
+
+
+@mutant(
+    "cast-i32-to-bf16-double-rounded",
+    ["CAST"],
+    "i32 -> bf16, |value| > 2**24 just off a half-way point",
+    "the integer is converted to fp32 first and the fp32 value rounded to bf16: two "
+    "roundings, so a value just below a bf16 tie can round up",
+    "CAST i32 -> bf16 vectors with large values just off a bf16 half-way point "
+    "(2**30 + 3 * 2**22 - 1 gives 2**30 + 2**24, not 2**30 + 2**23)",
+    breaks="introduction, precision table: CAST to a floating-point type is "
+    "round_to_nearest_float of the exact value, one rounding (0.5 ulp)",
+)
+def _cast_i32_bf16_double_rounded(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("in_t") is not I32 or ctx.dtype("out_t") is not BF16:
+        return result
+    through_fp32 = np.asarray(ctx.arg("input")).astype(np.float32)
+    return {"output": through_fp32.astype(BF16.storage).astype(np.float64)}
+
+
+@mutant(
+    "cast-float-to-int-min-wraps",
+    ["CAST"],
+    "float -> i8 / i16 below the type's minimum",
+    "float -> integer saturates only at the maximum (min(x, max)) and narrows through "
+    "int32, so values below the minimum wrap (-200.0 -> 56 in i8; -inf -> 0)",
+    "CAST float -> i8/i16 vectors with values below -128 / -32768 (and -inf)",
+    breaks="introduction, precision table: float -> integer conversion rounds to nearest "
+    "and saturates to the output range at both ends",
+)
+def _cast_min_wraps(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its REQUIRE: no NaN input
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    if not (in_t.is_float and out_t.is_int and out_t.bits < 32):
+        return result
+    r = np.rint(ar.as_float(ctx.arg("input")))
+    # float -> int32 gives INT32_MIN for anything below it (x86's "integer indefinite")
+    via_i32 = np.where(np.isfinite(r) & (r >= I32_MIN), r, I32_MIN).astype(np.int64)
+    return {"output": np.where(r < out_t.min, ar.wrap(via_i32, out_t.bits), output_of(result))}

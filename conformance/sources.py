@@ -1,0 +1,334 @@
+"""One operator, one index: every place in the code that defines an operator's behaviour.
+
+An operator's facts live in name-keyed registries spread over four packages (the
+evaluator's ``@implements``, the recipes' ``@recipe``, the breakers' ``@breaks`` /
+``@graph_breaks``, the describers' ``@describes`` and the precision tables in
+``reference/compliance``, the mutant catalogue, the Arm translators' ``@_register`` and
+the flatbuffer attribute table).  :func:`operator_sources` asks each of them at run
+time, so the answer cannot drift from the code, and gives every entry as ``file:line``
+(``spec op NAME --sources``; docs/operators.md renders it for every operator).
+
+A registry may legitimately hold nothing for an operator; :data:`EXEMPTIONS` (and the
+reasons derived from the spec model in :func:`exemption`) say why, and
+tests/core/test_sources.py checks that every (operator, registry) pair has an entry or
+a reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from conformance.spec import OperatorSpec, Spec, load_spec
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Registry key -> the heading it has in listings.
+REGISTRIES: dict[str, str] = {
+    "semantics": "semantics (reference evaluator, @implements)",
+    "recipe": "valid cases (@recipe)",
+    "breakers": "invalid cases (@breaks / @graph_breaks)",
+    "compliance": "compliance (@describes, precision tables)",
+    "mutants": "mutants (conformance.backends.mutants)",
+    "arm": "Arm translation (@_register)",
+    "attributes": "flatbuffer attributes (vectors/attributes.py)",
+}
+
+_NO_ERROR_IF = (
+    "its pseudocode has no ERROR_IF: only the generic breakers (an unsupported type, a "
+    "wrong output shape) apply"
+)
+_SHAPE_MUTANT = (
+    "shape operators compute integer shapes that the other operators' vectors already "
+    "check; no mutant models a bug in them yet"
+)
+_CUSTOM = "the spec leaves CUSTOM's result to the implementation, so there is nothing to {}"
+
+# Registry -> operator -> why the registry holds nothing for it.  Reasons that follow
+# from the spec model (no attributes, no output, the shape group) or from another table
+# (the Arm backend's skipped operators) are derived in :func:`exemption`, not listed.
+EXEMPTIONS: dict[str, dict[str, str]] = {
+    "recipe": {"CUSTOM": _CUSTOM.format("evaluate")},
+    "breakers": {
+        **{
+            op: _NO_ERROR_IF
+            for op in (
+                "ABS",
+                "BITWISE_NOT",
+                "CAST",
+                "CEIL",
+                "CLZ",
+                "COS",
+                "ERF",
+                "EXP",
+                "FLOOR",
+                "IDENTITY",
+                "LOG",
+                "LOGICAL_NOT",
+                "RECIPROCAL",
+                "RSQRT",
+                "SIGMOID",
+                "SIN",
+                "TANH",
+            )
+        },
+        "CUSTOM": _CUSTOM.format("break"),
+    },
+    "compliance": {"CUSTOM": _CUSTOM.format("check")},
+    "mutants": {
+        "CUSTOM": _CUSTOM.format("mutate"),
+        "REDUCE_ALL": "a bool reduction; no mutant models a bug in it yet",
+        "REDUCE_ANY": "a bool reduction; no mutant models a bug in it yet",
+        "COND_IF": "control flow runs the reference's own blocks; a bug in a branch "
+        "is a bug of the operators inside it, which their mutants model",
+        "WHILE_LOOP": "control flow runs the reference's own blocks; a bug in the body "
+        "is a bug of the operators inside it, which their mutants model",
+    },
+}
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """One definition: ``path:line`` (relative to the repository) and what it is."""
+
+    path: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}  {self.what}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "what": self.what}
+
+
+def _relative(path: str) -> str:
+    p = Path(path).resolve()
+    return p.relative_to(REPO).as_posix() if p.is_relative_to(REPO) else p.as_posix()
+
+
+def _where(obj: Any, what: str | None = None) -> SourceLocation:
+    """The definition of a function or class, from ``inspect``."""
+    target = inspect.unwrap(obj)
+    if isinstance(target, functools.partial):
+        target = target.func
+    path = inspect.getsourcefile(target)
+    if path is None:
+        raise LookupError(f"{obj!r} has no source file")
+    line = inspect.getsourcelines(target)[1]
+    return SourceLocation(_relative(path), line, what or target.__qualname__)
+
+
+@functools.cache
+def _literal_lines(module_name: str, table: str) -> dict[str, int]:
+    """The line of every string constant written in module-level ``table = ...``: the
+    keys of a dict literal or the members of a set, as the precision tables are."""
+    module = sys.modules[module_name]
+    path = inspect.getsourcefile(module)
+    assert path is not None
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    lines: dict[str, int] = {}
+    targets: list[ast.expr]
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        else:
+            continue
+        if value is None or not any(isinstance(t, ast.Name) and t.id == table for t in targets):
+            continue
+        members = value.keys if isinstance(value, ast.Dict) else list(ast.walk(value))
+        for key in members:
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                lines.setdefault(key.value, key.lineno)
+    if not lines:
+        raise LookupError(f"{module_name} has no literal table {table}")
+    return lines
+
+
+def _table_entry(module: ModuleType, table: str, operator: str, what: str) -> SourceLocation:
+    line = _literal_lines(module.__name__, table)[operator]
+    path = inspect.getsourcefile(module)
+    assert path is not None
+    return SourceLocation(_relative(path), line, what)
+
+
+# -- the registries ----------------------------------------------------------------------
+
+
+def _semantics(op: OperatorSpec) -> list[SourceLocation]:
+    from reference.registry import load_all
+
+    fn = load_all().get(op.name)
+    return [_where(fn)] if fn else []
+
+
+def _recipe(op: OperatorSpec) -> list[SourceLocation]:
+    from strategies.recipes import load_all
+
+    fn = load_all().get(op.name)
+    return [_where(fn)] if fn else []
+
+
+def _breakers(op: OperatorSpec) -> list[SourceLocation]:
+    from strategies.graphs import GRAPH_BREAKERS
+    from strategies.invalid import BREAKERS
+    from strategies.recipes import load_all
+
+    load_all()  # the recipe modules register their breakers
+    entries: list[tuple[Callable[..., Any], str]] = [
+        (b.fn, b.clause) for b in BREAKERS if b.operator == op.name
+    ]
+    entries += [(b.fn, b.clause) for b in GRAPH_BREAKERS if b.operator == op.name]
+    return [_where(fn, f"{fn.__qualname__}: {clause}") for fn, clause in entries]
+
+
+def _compliance(op: OperatorSpec) -> list[SourceLocation]:
+    from reference import expectations
+    from reference.compliance import bound_inputs, rules
+
+    expectations._load_describers()
+    found = []
+    if op.name in expectations.DESCRIBERS:
+        found.append(_where(expectations.DESCRIBERS[op.name]))
+    tables: list[tuple[ModuleType, str]] = [
+        (rules, "ULP_OPERATORS"),
+        (rules, "ZERO_SIGN_OPERATORS"),
+        (rules, "EXACT_OPERATORS"),
+        (rules, "COMPARISON_OPERATORS"),
+        (rules, "DATA_MOVEMENT_OPERATORS"),
+        (rules, "DOT_PRODUCT_OPERATORS"),
+        (bound_inputs, "ABS_ERROR_OPERATORS"),
+    ]
+    for module, table in tables:
+        if op.name in getattr(module, table):
+            found.append(_table_entry(module, table, op.name, table))
+    if not found and _output_types(op) and not _has_float_output(op):
+        # Integer and bool results go through for_operator's exact rule.
+        found.append(_where(rules.for_operator, "for_operator: integer results exact"))
+    return found
+
+
+def _mutants(op: OperatorSpec) -> list[SourceLocation]:
+    from conformance.backends.mutants import catalogue, defined_at
+
+    found = []
+    for name, mutant in sorted(catalogue().items()):
+        if op.name in mutant.operators:
+            path, line = defined_at(name)  # the @mutant registration
+            found.append(SourceLocation(_relative(path), line, f"mutant:{name}"))
+    return found
+
+
+def _arm(op: OperatorSpec) -> list[SourceLocation]:
+    from conformance.backends.arm.operators import TRANSLATORS
+
+    fn = TRANSLATORS.get(op.name)
+    return [_where(fn)] if fn else []
+
+
+def _attributes(op: OperatorSpec) -> list[SourceLocation]:
+    from vectors import attributes
+
+    if op.name in attributes.OPERATOR_ATTRIBUTES:
+        return [_table_entry(attributes, "OPERATOR_ATTRIBUTES", op.name, "OPERATOR_ATTRIBUTES")]
+    return []
+
+
+_FINDERS: dict[str, Callable[[OperatorSpec], list[SourceLocation]]] = {
+    "semantics": _semantics,
+    "recipe": _recipe,
+    "breakers": _breakers,
+    "compliance": _compliance,
+    "mutants": _mutants,
+    "arm": _arm,
+    "attributes": _attributes,
+}
+
+
+def _output_types(op: OperatorSpec) -> set[str]:
+    """The element types the operator's modes bind to its outputs (a shape_t output
+    has no element type variable: its type is shape_t)."""
+    found = set()
+    for mode in op.modes:
+        for arg in op.outputs:
+            name = mode.bindings.get(arg.element_type, "-")
+            if name != "-":
+                found.add(name)
+            elif arg.type == "shape_t":
+                found.add(arg.type)
+    return found
+
+
+def _has_float_output(op: OperatorSpec) -> bool:
+    from conformance import dtypes
+
+    return any(dtypes.dtype(name).is_float for name in _output_types(op))
+
+
+def exemption(registry: str, op: OperatorSpec) -> str | None:
+    """Why ``registry`` holds nothing for ``op`` (None: it should hold something)."""
+    if registry == "attributes" and not op.attributes:
+        return "tosa.xml declares no attributes"
+    if registry == "compliance" and not op.outputs:
+        return "no output: nothing to check"
+    if registry == "mutants" and op.group == "shape":
+        return _SHAPE_MUTANT
+    if registry == "arm":
+        from conformance.backends.arm.revisions import SKIPPED_OPERATORS
+
+        if op.name in SKIPPED_OPERATORS:
+            return f"the Arm backend skips it: {SKIPPED_OPERATORS[op.name]}"
+    return EXEMPTIONS.get(registry, {}).get(op.name)
+
+
+def operator_sources(name: str, spec: Spec | None = None) -> dict[str, list[SourceLocation]]:
+    """Every definition of operator ``name``'s behaviour, by registry (KeyError: no
+    such operator)."""
+    op = (spec or load_spec()).operator(name)
+    return {registry: find(op) for registry, find in _FINDERS.items()}
+
+
+def render_sources(name: str, spec: Spec | None = None, *, heading: str = "") -> str:
+    """The text of ``spec op NAME --sources``: one block per registry."""
+    spec = spec or load_spec()
+    op = spec.operator(name)
+    lines = [heading] if heading else [f"{op.name} (group {op.group}): where it is defined", ""]
+    for registry, found in operator_sources(op.name, spec).items():
+        lines.append(REGISTRIES[registry])
+        if found:
+            lines += [f"  {loc}" for loc in found]
+        else:
+            lines.append(f"  none: {exemption(registry, op) or 'MISSING (no reason given)'}")
+    return "\n".join(lines)
+
+
+def render_index(spec: Spec | None = None) -> str:
+    """docs/operators.md: :func:`render_sources` for every operator, by group."""
+    spec = spec or load_spec()
+    out = [
+        "# Operators: where each one is defined",
+        "",
+        "Generated by `tosa-conformance spec sources-index -o docs/operators.md` from the",
+        "registries at run time (`conformance/sources.py`); tests/core/test_sources.py",
+        "fails when this file is not current.  One operator's entry is",
+        "`tosa-conformance spec op NAME --sources`.  A registry with no entry gives the",
+        "reason (`conformance.sources.EXEMPTIONS`, or derived from tosa.xml).  The generic",
+        'breakers in `strategies/invalid.py` (`@breaks("*", ...)`) apply to every',
+        "operator and are not repeated below.",
+    ]
+    for group, ops in spec.groups().items():
+        out += ["", f"## {group}"]
+        for op in ops:
+            out += ["", f"### {op.name}", "", "```"]
+            out.append(render_sources(op.name, spec, heading=f"{op.name}").split("\n", 1)[1])
+            out.append("```")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,131 @@
+"""The mutant catalogue as a package: one module per reference/ops group, one
+registration style (``@mutant``), nothing parsed at import, and the public names of
+``conformance.backends.mutants`` that third-party mutants use."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import conformance.backends.mutants as mutants
+from conformance.backends.mutants import Mutant, catalogue, mutant
+from reference.registry import load_all
+
+PACKAGE = Path(mutants.__file__).parent
+REFERENCE_OPS = Path(load_all()["ADD"].__code__.co_filename).parent
+# Catalogue modules that are not a reference/ops group, and why.
+CROSS_GROUP = {
+    "denormals": "flushing changes every operator with a flushed type's mode",
+    "levels": "a level limit applies to every operator tosa.xml gives it",
+}
+
+
+def test_the_catalogue_keeps_its_85_mutants() -> None:
+    assert len(catalogue()) == 85
+
+
+def test_one_module_per_reference_group() -> None:
+    groups = {p.stem for p in REFERENCE_OPS.glob("*.py") if p.stem != "__init__"}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "tools"}
+    assert modules - groups == set(CROSS_GROUP)
+    for m in catalogue().values():
+        fn = m.wrap if m.wrap is not None else m.helpers[0].replace
+        module = fn.__module__.rsplit(".", 1)[1]
+        if module in CROSS_GROUP:
+            continue
+        # A group module's mutants change operators of that group.
+        homes = {load_all()[op].__module__ for op in m.operators}
+        assert f"reference.ops.{module}" in homes, m.name
+
+
+def test_one_registration_style() -> None:
+    for path in PACKAGE.glob("*.py"):
+        if path.stem in ("__init__", "tools"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        assert "wraps" not in calls and "register" not in calls, path.name
+        assert "Mutant" not in calls, f"{path.name} builds a Mutant by hand: use @mutant"
+
+
+def test_importing_the_catalogue_parses_no_tosa_xml() -> None:
+    # A fresh interpreter: every catalogue module imported, the spec cache still empty.
+    modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    code = (
+        "import importlib, conformance.spec as s\n"
+        + "".join(f"importlib.import_module('conformance.backends.mutants.{m}')\n" for m in modules)
+        + "print(s._default_spec.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0", out.stderr
+
+
+def test_public_names_are_kept() -> None:
+    for name in (
+        "Mutant",
+        "HelperPatch",
+        "helpers_installed",
+        "with_attrs",
+        "with_inputs",
+        "with_values",
+        "skipping_error_if",
+        "available_mutants",
+        "get_mutant",
+        "MutantBackend",
+        "mutant",
+        "catalogue",
+    ):
+        assert name in mutants.__all__ and hasattr(mutants, name), name
+
+
+def test_a_third_party_mutant_with_a_spec_family() -> None:
+    # operators may be a function of the spec model, resolved when the catalogue builds.
+    @mutant(
+        "test-only-negate-everything",
+        lambda spec: [op.name for op in spec.groups()["elementwise-unary"]][:2],
+        "all",
+        "negates every output",
+        "any vector",
+    )
+    def _negated(original, ctx):  # type: ignore[no-untyped-def]
+        return {k: -v for k, v in original(ctx).items()}
+
+    try:
+        m = catalogue()["test-only-negate-everything"]
+        assert isinstance(m, Mutant) and m.wrap is _negated and len(m.operators) == 2
+        with pytest.raises(RuntimeError, match="defined twice"):
+            mutant("test-only-negate-everything", ["ABS"], "", "", "")(_negated)
+    finally:
+        mutants._BUILDERS.pop("test-only-negate-everything")
+        mutants._CATALOGUE.pop("test-only-negate-everything", None)
+    assert len(catalogue()) == 85
+
+
+def test_defined_at_is_the_registration_line() -> None:
+    path, line = mutants.defined_at("conv-dilation-ignored")
+    text = Path(path).read_text(encoding="utf-8").splitlines()[line - 1]
+    assert Path(path).name == "tensor_conv.py" and text.startswith("@mutant(")
+    # A helper that registers for its callers records their line (stacklevel=2).
+    path, line = mutants.defined_at("ftz-fp8")
+    assert Path(path).read_text(encoding="utf-8").splitlines()[line - 1].startswith("_ftz(")
+    with pytest.raises(KeyError):
+        mutants.defined_at("no-such-mutant")
+
+
+def test_wraps_is_a_deprecated_alias() -> None:
+    with pytest.warns(DeprecationWarning, match="use @mutant"):
+        decorate = mutants.wraps("test-only-old-style", ["ABS"], "all", "bug", "catch")
+    try:
+        decorate(lambda original, ctx: original(ctx))
+        assert catalogue()["test-only-old-style"].operators == ("ABS",)
+    finally:
+        mutants._BUILDERS.pop("test-only-old-style")
+        mutants._CATALOGUE.pop("test-only-old-style", None)

@@ -1,0 +1,146 @@
+"""The operator index: every (operator, registry) pair has an entry or a reason, the
+entries point at real definitions, and docs/operators.md is current."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance import sources
+from conformance.cli.main import main
+from conformance.spec import load_spec
+
+SPEC = load_spec()
+DOC = sources.REPO / "docs" / "operators.md"
+PSEUDOCODE = Path("/work/shared/tosa-spec/pseudocode/operators")
+ALL = {name: sources.operator_sources(name, SPEC) for name in SPEC.operators}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC.operators))
+def test_every_registry_has_an_entry_or_a_reason(name: str) -> None:
+    op = SPEC.operator(name)
+    for registry, found in ALL[name].items():
+        reason = sources.exemption(registry, op)
+        if found:
+            # An exemption for a registry that has an entry is stale: delete it.
+            assert name not in sources.EXEMPTIONS.get(registry, {}), (
+                f"{name} is exempt from {registry} but has {found[0]}"
+            )
+        else:
+            assert reason, f"{name}: nothing in {registry} and no reason in EXEMPTIONS"
+
+
+def test_exemptions_name_real_operators_and_registries() -> None:
+    for registry, table in sources.EXEMPTIONS.items():
+        assert registry in sources.REGISTRIES, registry
+        for name, reason in table.items():
+            assert name in SPEC.operators, f"{registry}: {name} is not a tosa.xml operator"
+            assert len(reason) > 20, f"{registry} {name}: say why"
+
+
+@pytest.mark.skipif(not PSEUDOCODE.is_dir(), reason=f"spec pseudocode not at {PSEUDOCODE}")
+def test_breaker_exemptions_match_the_pseudocode() -> None:
+    # "no ERROR_IF" must be what the pseudocode says, and an operator whose pseudocode
+    # has one must have a breaker.
+    for name in SPEC.operators:
+        text = (PSEUDOCODE / f"{name}.tosac").read_text(encoding="utf-8")
+        has_error_if = "ERROR_IF" in text
+        exempt = sources.EXEMPTIONS["breakers"].get(name, "")
+        if exempt.startswith("its pseudocode has no ERROR_IF"):
+            assert not has_error_if, f"{name}'s pseudocode has an ERROR_IF"
+        if has_error_if:
+            assert ALL[name]["breakers"], f"{name} has ERROR_IFs and no breaker"
+
+
+def _definition_line(loc: sources.SourceLocation) -> str:
+    path = sources.REPO / loc.path
+    assert path.is_file(), f"{loc}: no such file"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert 1 <= loc.line <= len(lines), f"{loc}: past the end of the file"
+    return lines[loc.line - 1].strip()
+
+
+@pytest.mark.parametrize("name", ["CONV2D", "ABS", "RESCALE", "COND_IF", "VARIABLE", "DIM"])
+def test_locations_point_at_definitions(name: str) -> None:
+    for registry, found in ALL[name].items():
+        for loc in found:
+            text = _definition_line(loc)
+            if loc.what.endswith("_OPERATORS") or loc.what == "OPERATOR_ATTRIBUTES":
+                assert f'"{name}"' in text, f"{registry} {loc}: {text!r}"
+            elif registry == "mutants":  # the registration: @mutant(, mutant( or a helper
+                assert re.match(r"@?(mutant|_ftz)\(", text), f"{registry} {loc}: {text!r}"
+            else:
+                assert re.match(r"(@|def |class )", text), f"{registry} {loc}: {text!r}"
+
+
+def test_paths_are_relative_to_the_repository() -> None:
+    paths = {loc.path for by_registry in ALL.values() for f in by_registry.values() for loc in f}
+    assert paths and all(not p.startswith("/") for p in paths), sorted(paths)[:3]
+
+
+def test_conv2d_sources_by_hand() -> None:
+    found = ALL["CONV2D"]
+    assert [loc.what for loc in found["semantics"]] == ["conv2d"]
+    assert found["semantics"][0].path == "reference/ops/tensor_conv.py"
+    assert found["recipe"][0].path == "strategies/recipes/tensor_conv.py"
+    assert "DOT_PRODUCT_OPERATORS" in [loc.what for loc in found["compliance"]]
+    assert "mutant:conv-dilation-ignored" in [loc.what for loc in found["mutants"]]
+    assert [loc.path for loc in found["arm"]] == ["conformance/backends/arm/operators.py"]
+    assert [loc.what for loc in found["attributes"]] == ["OPERATOR_ATTRIBUTES"]
+    clauses = " ".join(loc.what for loc in found["breakers"])
+    assert "dilation_y < 1 || dilation_x < 1" in clauses
+
+
+def test_derived_exemptions() -> None:
+    assert (
+        sources.exemption("attributes", SPEC.operator("ADD")) == "tosa.xml declares no attributes"
+    )
+    assert sources.exemption("compliance", SPEC.operator("VARIABLE_WRITE")) == (
+        "no output: nothing to check"
+    )
+    assert "Arm backend skips" in (sources.exemption("arm", SPEC.operator("VARIABLE")) or "")
+    assert "shape operators" in (sources.exemption("mutants", SPEC.operator("ADD_SHAPE")) or "")
+    assert sources.exemption("mutants", SPEC.operator("ADD")) is None  # ADD has mutants
+    assert sources.exemption("semantics", SPEC.operator("ADD")) is None
+
+
+def test_unknown_table_is_a_lookup_error() -> None:
+    with pytest.raises(LookupError, match="no literal table"):
+        sources._literal_lines("reference.compliance.rules", "NO_SUCH_TABLE")
+
+
+def test_operators_md_is_current() -> None:
+    assert DOC.read_text(encoding="utf-8") == sources.render_index(SPEC), (
+        "docs/operators.md is stale: run tosa-conformance spec sources-index -o docs/operators.md"
+    )
+
+
+def test_cli_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "op", "conv2d", "--sources"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("CONV2D (group tensor): where it is defined")
+    assert "reference/ops/tensor_conv.py:" in out
+    assert main(["spec", "op", "CUSTOM", "--sources", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["sources"]["recipe"] == []
+    assert "implementation" in data["exemptions"]["recipe"]
+
+
+def test_cli_sources_index_writes_the_doc(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "operators.md"
+    assert main(["spec", "sources-index", "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == sources.render_index(SPEC)
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "op", "NOPE", "--sources"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown operator 'NOPE'" in err and "\n" not in err
+    bad = tmp_path / "missing" / "operators.md"
+    assert main(["spec", "sources-index", "-o", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(bad) in err and "\n" not in err
