@@ -66,10 +66,11 @@ def _parents() -> dict[int, int]:
     return out
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid``, parents before their children."""
+def descendants(pid: int, parents: dict[int, int] | None = None) -> list[int]:
+    """Every process below ``pid``, parents before their children (``parents``: one
+    reading of ``/proc`` to reuse, else a fresh one)."""
     children: dict[int, list[int]] = {}
-    for child, parent in _parents().items():
+    for child, parent in (_parents() if parents is None else parents).items():
         children.setdefault(parent, []).append(child)
     out: list[int] = []
     todo = list(children.get(pid, []))
@@ -90,8 +91,10 @@ def kill_descendants(pid: int, *, spare: Iterable[int] = ()) -> int:
     """SIGKILL every process below ``pid``, except ``spare`` and their descendants;
     how many were killed.  Those that are this process's children are reaped."""
     spared = set(spare)
-    for p in list(spared):
-        spared.update(descendants(p))
+    if spared:
+        parents = _parents()
+        for p in list(spared):
+            spared.update(descendants(p, parents))
     stopped: list[int] = []
     # Stop until no new process appears: a stopped process cannot fork any more.
     for _ in range(20):

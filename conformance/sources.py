@@ -179,7 +179,7 @@ def _recipe(op: OperatorSpec) -> list[SourceLocation]:
 
 
 def _breakers(op: OperatorSpec) -> list[SourceLocation]:
-    from strategies.graphs import GRAPH_BREAKERS
+    from strategies.graph_breakers import GRAPH_BREAKERS
     from strategies.invalid import BREAKERS
     from strategies.recipes import load_all
 

@@ -67,9 +67,23 @@ def end_vector_processes(backend: object) -> None:
     every process below this worker except the children it still holds a
     ``subprocess.Popen`` of (a helper it keeps, like a compiler server); none at all
     when the backend says ``keeps_processes = True``."""
-    if getattr(backend, "keeps_processes", False) or not process_tree.descendants(os.getpid()):
+    if getattr(backend, "keeps_processes", False):
         return
-    process_tree.kill_descendants(os.getpid(), spare=held_children())
+    own = os.getpid()
+    parents = process_tree._parents()
+    below = process_tree.descendants(own, parents)
+    # The common case after the first vector: nothing below but the helpers found held
+    # last time, idle (no children), still this worker's children.  Finding held
+    # children walks every object of the process (gc), which costs far more than a
+    # vector of a fast backend, so it is done only when something else is there.
+    if all(p in _HELD and parents.get(p) == own for p in below):
+        return
+    _HELD.clear()
+    _HELD.update(held_children())
+    process_tree.kill_descendants(own, spare=_HELD)
+
+
+_HELD: set[int] = set()  # children found held by the last full check
 
 
 def held_children() -> list[int]:

@@ -71,7 +71,7 @@ def breaks(
 def breakers_for(operator: str, rc: RecipeContext | None = None) -> list[BreakerEntry]:
     """The breakers of ``operator``; with a context, only those that can apply to it."""
     load_all()  # recipe modules register their breakers too
-    from strategies.graphs import builds_graphs, graph_breakers_for
+    from strategies.graph_breakers import builds_graphs, graph_breakers_for
 
     if builds_graphs(operator):  # its recipe builds whole graphs: its own error cases
         return graph_breakers_for(operator)  # type: ignore[return-value]
@@ -188,7 +188,7 @@ def invalid_cases(
     """Cases that break one rule of ``operator`` (optionally a given clause)."""
     recipes = load_all()
     op_spec = spec.operator(operator)
-    from strategies.graphs import builds_graphs, graph_invalid_cases
+    from strategies.graph_breakers import builds_graphs, graph_invalid_cases
 
     if builds_graphs(op_spec.name):
         return graph_invalid_cases(spec, op_spec.name, mode, level, budget, clause)

@@ -32,7 +32,7 @@ from reference.ops.control_flow import (
     NESTING_CLAUSE,
 )
 from strategies.case import Case
-from strategies.graphs import graph_breaks
+from strategies.graph_breakers import graph_breaks
 from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import Budget, shapes
 from strategies.values import ValueRange, special_values

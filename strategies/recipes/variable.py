@@ -29,7 +29,7 @@ from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.ops.variable import VAR_TYPES
 from strategies.case import Case
-from strategies.graphs import graph_breaks
+from strategies.graph_breakers import graph_breaks
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.control_flow import Sig, block_op, error_case, make_case
 from strategies.shapes import Budget, shapes

@@ -12,7 +12,7 @@ from conformance.spec import load_spec
 from reference.engine import evaluate
 from reference.ops.control_flow import NESTING_CLAUSE
 from strategies.draw import draw_examples
-from strategies.graphs import builds_graphs, graph_breakers_for, graph_invalid_cases
+from strategies.graph_breakers import builds_graphs, graph_breakers_for, graph_invalid_cases
 from strategies.recipes import RecipeContext
 from strategies.recipes.control_flow import cond_if_case, while_loop_case
 from strategies.shapes import Budget
