@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from interrupts import as_a_terminal_job
 from lxml import etree
 
 from conformance.cli.main import main
@@ -206,7 +207,12 @@ def test_ctrl_c_stops_certify_with_one_line_and_exit_130(
     cmd += ["--backend", f"python:{slow}:slow", "--profile", "MI", "--pack", str(pack)]
     cmd += ["-o", str(out), "--jobs", "1", "--quiet"]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=as_a_terminal_job,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(read_results(out / "results.jsonl")) < 2:

@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from interrupts import as_a_terminal_job
 
 from conformance.cli.main import main
 from conformance.runner import XFAIL, XPASS, read_results
@@ -193,7 +194,11 @@ def test_ctrl_c_stops_a_run_with_one_line_and_exit_130(pack: Path, tmp_path: Pat
     cmd += ["--backend", f"python:{FLAKY}:slow", "--jobs", "1", "--json", str(results)]
     # Its own process group, as a shell gives a job: Ctrl-C reaches the workers too.
     proc = subprocess.Popen(
-        [*cmd, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        [*cmd, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=as_a_terminal_job,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(read_results(results)) < 2:
@@ -329,7 +334,12 @@ def test_ctrl_c_stops_generate_with_one_line_and_exit_130(tmp_path: Path) -> Non
     cmd = [sys.executable, "-m", "conformance.cli.main", "generate", "--profile", "BI"]
     cmd += ["-o", str(tmp_path / "pack"), "--jobs", "2"]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+        preexec_fn=as_a_terminal_job,
     )
     assert proc.stderr is not None
     first = proc.stderr.readline()  # the first progress line: the workers are busy

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hostile import CLI, LINUX_ONLY, alive, limited, processes_with, run_cli, wait_until
+from interrupts import as_a_terminal_job
 
 from conformance import process_tree
 
@@ -47,6 +48,7 @@ def start_run(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, so that a test can send it Ctrl-C
+        preexec_fn=as_a_terminal_job,
     )
 
 
