@@ -98,6 +98,16 @@ def connect(executor: Executor, workers: int) -> Any:
     return client
 
 
+def completed(client: Any, futures: list[Any]) -> Any:
+    """The futures as they finish, tracked on ``client``'s own event loop.
+
+    Dask's ``as_completed`` otherwise uses the process's default client, which in a
+    library or test process may be another client with another loop; a future whose
+    worker died is then re-gathered across loops and fails with "bound to a different
+    event loop" instead of being run again."""
+    return _distributed().as_completed(futures, loop=client.loop)
+
+
 def release(client: Any) -> None:
     """Close a client of a running scheduler; a LocalCluster's is kept."""
     if not any(client is kept for kept, _ in _CLIENTS.values()):
@@ -267,7 +277,7 @@ class DaskPool:
             by_future[future] = names
         self.futures = list(by_future)
         recorded: set[str] = set()
-        for future in distributed.as_completed(self.futures):
+        for future in completed(self.client, self.futures):
             names = by_future[future]
             try:
                 docs = future.result()
@@ -320,7 +330,7 @@ def map_on_dask(
     shared: Iterable[Path] = (),
 ) -> list[Any]:
     """``[fn(item, common) for item in items]`` as Dask tasks, returned in order."""
-    distributed = _distributed()
+    _distributed()  # a clear error first, when Dask is missing
     client = connect(executor, workers)
     check = _check(shared)
     threads = sum(n for _, n in _offering(client, executor)) or 1
@@ -342,7 +352,7 @@ def map_on_dask(
     results: list[Any] = [None] * len(items)
     done = 0
     try:
-        for future in distributed.as_completed(list(starts)):
+        for future in completed(client, list(starts)):
             try:
                 part = future.result()
             except ExecutorError:

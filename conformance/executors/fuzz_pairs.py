@@ -30,6 +30,7 @@ from conformance.executors.dask_pool import (
     _check,
     _distributed,
     _where,
+    completed,
     connect,
     release,
     verify,
@@ -61,7 +62,7 @@ def search_round(
     from conformance.fuzz import Finding
     from vectors.pack_model import PackEntry
 
-    distributed = _distributed()
+    _distributed()  # a clear error first, when Dask is missing
     if fuzzer.spec.sha256 != identity()["tosa.xml sha256"]:
         raise ExecutorError("fuzz --executor: the workers fuzz the vendored tosa.xml, not --spec")
     if getattr(fuzzer, "capabilities", None) is not None:  # the workers' searches lack it
@@ -99,7 +100,7 @@ def search_round(
             )
         )
     try:
-        for future in distributed.as_completed(futures):
+        for future in completed(client, futures):
             try:
                 result = future.result()
             except ExecutorError:

@@ -69,6 +69,7 @@ def test_a_killed_worker_loses_no_vector_and_repeats_none(
 def test_a_crashing_backend_fails_its_vectors_not_the_workers(
     pack: Path, executor: Executor, client
 ) -> None:
+    client.wait_for_workers(2, timeout=60)  # an earlier test's killed worker is back
     before = client.run(os.getpid)
     report = run_pack(pack, f"python:{FLAKY}:segfault", executor=executor, timeout=20)
     crashed = {r.vector: r for r in report.results if r.verdict == CRASHED}
@@ -115,3 +116,20 @@ def test_no_scheduler_there_is_one_line(
     assert main([*argv, "--executor", "dask://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
     assert "cannot reach the Dask scheduler" in err and len(err.strip().splitlines()) == 1
+
+
+def test_results_are_tracked_on_the_pools_own_loop(executor: Executor, client) -> None:
+    """With another client as the process's default (a library user's, or the test's),
+    the pool's futures are still awaited on its own loop: a future re-gathered after
+    its worker died fails with "bound to a different event loop" otherwise."""
+    from conformance.executors.dask_pool import completed, connect, release
+
+    ours = connect(executor, 0)
+    try:
+        assert ours is not client and ours.loop is not client.loop
+        futures = [ours.submit(abs, -n, pure=False) for n in range(3)]
+        tracker = completed(ours, futures)
+        assert tracker.loop is ours.loop
+        assert sorted(f.result() for f in tracker) == [0, 1, 2]
+    finally:
+        release(ours)
