@@ -252,11 +252,11 @@ class Spec:
 
 
 def default_spec_path() -> Path:
-    return Path(str(resources.files("conformance") / "spec" / "tosa.xml"))
+    return Path(str(resources.files("conformance") / "tosa_spec" / "tosa.xml"))
 
 
 def _schema_path() -> Path:
-    return Path(str(resources.files("conformance") / "spec" / "tosa.xsd"))
+    return Path(str(resources.files("conformance") / "tosa_spec" / "tosa.xsd"))
 
 
 @functools.cache
