@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -33,3 +33,21 @@ def load_all() -> dict[str, OpFunction]:
     import reference.ops  # noqa: F401 - imported for its registrations
 
     return OPERATORS
+
+
+# Seams: the reference helpers that mutants patch or call (``HelperPatch(owner,
+# "name", ...)`` in conformance.backends.mutants).  They are public API: a third-party
+# mutant may patch them, so renaming one or changing its signature is a breaking change.
+SEAMS: dict[str, Callable[..., object]] = {}
+
+_Seam = TypeVar("_Seam", bound=Callable[..., object])
+
+
+def seam(fn: _Seam) -> _Seam:
+    """Register ``fn`` (a module function, or a method) as a seam, under its module
+    (without ``reference.ops.``) and qualified name: ``"tensor_conv.conv_axes"``."""
+    key = f"{fn.__module__.removeprefix('reference.ops.')}.{fn.__qualname__}"
+    if key in SEAMS:
+        raise RuntimeError(f"seam {key} is registered twice")
+    SEAMS[key] = fn
+    return fn

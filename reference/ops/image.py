@@ -18,7 +18,7 @@ import numpy as np
 
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.context import OpContext
-from reference.registry import implements
+from reference.registry import implements, seam
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -108,7 +108,8 @@ def _check(ctx: OpContext, ih: int, iw: int, oh: int, ow: int, v: dict[str, list
     ctx.error_if(ow != want_w, OW_CLAUSE, f"OW={ow}, formula gives {want_w}")
 
 
-def _axis(out_size: int, in_size: int, n: int, d: int, offset: int) -> tuple[np.ndarray, ...]:
+@seam
+def resize_axis(out_size: int, in_size: int, n: int, d: int, offset: int) -> tuple[np.ndarray, ...]:
     """Per output row (or column): the two source indices and the remainder.
 
     pos = o * d + offset; i = idiv_floor(pos, n) (numpy's // floors, as idiv_floor
@@ -140,8 +141,8 @@ def resize(ctx: OpContext) -> Result:
     values = _shape_values(ctx)
     _check(ctx, ih, iw, oh, ow, values)
     y_n, y_d, x_n, x_d = values["scale"]
-    iy0, iy1, ry = _axis(oh, ih, y_n, y_d, values["offset"][0])
-    ix0, ix1, rx = _axis(ow, iw, x_n, x_d, values["offset"][1])
+    iy0, iy1, ry = resize_axis(oh, ih, y_n, y_d, values["offset"][0])
+    ix0, ix1, rx = resize_axis(ow, iw, x_n, x_d, values["offset"][1])
     is_float = ctx.dtype("resize_t").is_float
 
     if mode == "NEAREST_NEIGHBOR":

@@ -30,7 +30,7 @@ from conformance.spec import TypeSupport
 from reference import arithmetic as ar
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
-from reference.registry import implements
+from reference.registry import implements, seam
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
 TRANSPOSE_OH_CLAUSE = "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH"
@@ -167,7 +167,7 @@ def _max_abs(a: np.ndarray) -> int:
 
 
 @dataclass(frozen=True)
-class _Axis:
+class ConvAxis:
     """One spatial axis of a convolution."""
 
     size_in: int
@@ -177,6 +177,7 @@ class _Axis:
     dilation: int
     pad: int  # padding before (top, left, d0); out_pad for TRANSPOSE_CONV2D
 
+    @seam
     def conv_span(self, k: int) -> tuple[slice, slice] | None:
         """For kernel offset k: the outputs o whose input o*stride - pad + k*dilation
         lies inside the input, and those inputs, as (output slice, input slice)."""
@@ -189,6 +190,7 @@ class _Axis:
             lo * self.stride + off, hi * self.stride + off + 1, self.stride
         )
 
+    @seam
     def transpose_span(self, k: int) -> tuple[slice, slice] | None:
         """For kernel offset k of a transposed convolution: input i feeds output
         i*stride + out_pad + k, where that lies inside the output."""
@@ -218,8 +220,8 @@ Combine = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
 def _sum_over_kernel(
     x: np.ndarray,
     out: np.ndarray,
-    axes: Sequence[_Axis],
-    spans: Callable[[_Axis, int], tuple[slice, slice] | None],
+    axes: Sequence[ConvAxis],
+    spans: Callable[[ConvAxis, int], tuple[slice, slice] | None],
     combine: Combine,
 ) -> np.ndarray:
     """Add, for every kernel offset, ``combine(input slice, offset)`` into the output
@@ -344,8 +346,8 @@ def _finish(
 
 
 def _conv_terms(
-    axes: Sequence[_Axis],
-    coord: Callable[[_Axis, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    axes: Sequence[ConvAxis],
+    coord: Callable[[ConvAxis, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     out_shape: tuple[int, ...],
 ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """Loop-order products of CONV2D/CONV3D/TRANSPOSE_CONV2D outputs: kernel offsets in
@@ -369,7 +371,7 @@ def _conv_terms(
     return terms
 
 
-def _conv_forward(ctx: OpContext, axes: Sequence[_Axis], ks: int, acc_var: str) -> np.ndarray:
+def _conv_forward(ctx: OpContext, axes: Sequence[ConvAxis], ks: int, acc_var: str) -> np.ndarray:
     x = _operand(ctx, "input", "input_zp")
     w = _operand(ctx, "weight", "weight_zp")
     out_shape = ctx.out_shape()
@@ -381,9 +383,9 @@ def _conv_forward(ctx: OpContext, axes: Sequence[_Axis], ks: int, acc_var: str) 
             index: tuple[Any, ...] = (slice(None), *kpos)
             return _dot(xs, wv[index].T)
 
-        return _sum_over_kernel(xv, out, axes, _Axis.conv_span, combine)
+        return _sum_over_kernel(xv, out, axes, ConvAxis.conv_span, combine)
 
-    terms = _conv_terms(axes, _Axis.conv_coord, out_shape)
+    terms = _conv_terms(axes, ConvAxis.conv_coord, out_shape)
     bias = _bias_vector(ctx, out_shape[-1])
     return _finish(ctx, x, w, compute, terms, ks, acc_var, bias)
 
@@ -418,13 +420,14 @@ def _check_conv_attributes(
     )
 
 
-def _conv_axes(
+@seam
+def conv_axes(
     ctx: OpContext,
     in_spatial: Sequence[int],
     kernel: Sequence[int],
     out_spatial: Sequence[int],
     pad_names: Sequence[str],
-) -> list[_Axis]:
+) -> list[ConvAxis]:
     """The geometry ERROR_IFs of CONV2D / CONV3D / DEPTHWISE_CONV2D, in pseudocode order,
     and the axes they describe."""
     rank = len(in_spatial)
@@ -438,7 +441,7 @@ def _conv_axes(
         before, after = pads[2 * j], pads[2 * j + 1]
         numerator = in_spatial[j] - 1 + before + after - (kernel[j] - 1) * dils[j]
         _check_output_size(ctx, names[j], out_spatial[j], numerator, strides[j])
-        axes.append(_Axis(in_spatial[j], out_spatial[j], kernel[j], strides[j], dils[j], before))
+        axes.append(ConvAxis(in_spatial[j], out_spatial[j], kernel[j], strides[j], dils[j], before))
     return axes
 
 
@@ -453,7 +456,7 @@ def conv2d(ctx: OpContext) -> Result:
     _, ih, iw, ic = ctx.input_tensor("input").shape
     oc, kh, kw, _ = ctx.input_tensor("weight").shape
     _, oh, ow, _ = ctx.out_shape()
-    axes = _conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
+    axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
     _check_bias(ctx, oc, "BC != OC && BC != 1")
     return {"output": _conv_forward(ctx, axes, kh * kw * ic, "acc_t")}
 
@@ -465,7 +468,7 @@ def conv3d(ctx: OpContext) -> Result:
     _, id_, ih, iw, ic = ctx.input_tensor("input").shape
     oc, kd, kh, kw, _ = ctx.input_tensor("weight").shape
     _, od, oh, ow, _ = ctx.out_shape()
-    axes = _conv_axes(ctx, (id_, ih, iw), (kd, kh, kw), (od, oh, ow), _PADS_3D)
+    axes = conv_axes(ctx, (id_, ih, iw), (kd, kh, kw), (od, oh, ow), _PADS_3D)
     _check_bias(ctx, oc, "BC != OC && BC != 1")
     # CONV3D's pseudocode accumulates in out_t (the same type as acc_t in every mode).
     return {"output": _conv_forward(ctx, axes, kd * kh * kw * ic, "out_t")}
@@ -478,7 +481,7 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
     _, ih, iw, c = ctx.input_tensor("input").shape
     kh, kw, _, m = ctx.input_tensor("weight").shape
     n, oh, ow, _ = ctx.out_shape()
-    axes = _conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
+    axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
     _check_bias(ctx, c * m, "BC != C*M && BC != 1")
     x = _operand(ctx, "input", "input_zp")
     w = _operand(ctx, "weight", "weight_zp")
@@ -490,7 +493,7 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
         def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
             return xs[..., None] * wv[kpos]  # [.., C, 1] * [C, M]
 
-        _sum_over_kernel(xv, out, axes, _Axis.conv_span, combine)
+        _sum_over_kernel(xv, out, axes, ConvAxis.conv_span, combine)
         return out.reshape(n, oh, ow, c * m)
 
     def terms(xv: np.ndarray, wv: np.ndarray, flat: np.ndarray) -> np.ndarray:
@@ -545,7 +548,7 @@ def transpose_conv2d(ctx: OpContext) -> Result:
         f"OW is {ow}, the attributes give {want_w}",
     )
     _check_bias(ctx, oc, "BC != OC && BC != 1")
-    axes = [_Axis(ih, oh, kh, sy, 1, top), _Axis(iw, ow, kw, sx, 1, left)]
+    axes = [ConvAxis(ih, oh, kh, sy, 1, top), ConvAxis(iw, ow, kw, sx, 1, left)]
     x = _operand(ctx, "input", "input_zp")
     w = _operand(ctx, "weight", "weight_zp")
     out_shape = (n, oh, ow, oc)
@@ -557,10 +560,10 @@ def transpose_conv2d(ctx: OpContext) -> Result:
             index: tuple[Any, ...] = (slice(None), *kpos)
             return _dot(xs, wv[index].T)
 
-        return _sum_over_kernel(xv, out, axes, _Axis.transpose_span, combine)
+        return _sum_over_kernel(xv, out, axes, ConvAxis.transpose_span, combine)
 
     # The gather loop visits, per output, sy (so ky) ascending, then sx, then ic.
-    terms = _conv_terms(axes, _Axis.transpose_coord, out_shape)
+    terms = _conv_terms(axes, ConvAxis.transpose_coord, out_shape)
     bias = _bias_vector(ctx, oc)
     return {"output": _finish(ctx, x, w, compute, terms, kh * kw * ic, "acc_t", bias)}
 

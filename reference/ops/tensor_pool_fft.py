@@ -25,7 +25,7 @@ from reference.ops.data_nodes import to_type
 from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
 from reference.ops.reduction import AXIS_CLAUSE
 from reference.ops.tensor_conv import STRIDE_CLAUSE
-from reference.registry import implements
+from reference.registry import implements, seam
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
 FFT_HEIGHT_CLAUSE = "!power_of_two(H)"
@@ -174,7 +174,10 @@ def pool_window(ctx: OpContext) -> Window:
     return Window(ky, kx, sy, sx, pt, pb, pl, pr)
 
 
-def _padded(x: np.ndarray, w: Window, fill: float | int) -> np.ndarray:
+@seam
+def pad_input(x: np.ndarray, w: Window, fill: float | int) -> np.ndarray:
+    """The [N, H, W, C] input with the window's padding on H and W, filled with ``fill``
+    (AVG_POOL2D pads with zeros that it does not count; MAX_POOL2D with the lowest value)."""
     pads = ((0, 0), (w.pad_top, w.pad_bottom), (w.pad_left, w.pad_right), (0, 0))
     return np.pad(x, pads, constant_values=fill)
 
@@ -196,7 +199,8 @@ def _window_sum(padded: np.ndarray, w: Window) -> np.ndarray:
         return np.sum(_windows_y(rows, w), axis=-1)
 
 
-def _valid_count(size: int, out: int, kernel: int, stride: int, pad: int) -> np.ndarray:
+@seam
+def valid_count(size: int, out: int, kernel: int, stride: int, pad: int) -> np.ndarray:
     """Per output position along one axis, how many window taps fall inside the input."""
     start = np.arange(out, dtype=np.int64) * stride - pad
     return np.minimum(start + kernel, size) - np.maximum(start, 0)
@@ -230,7 +234,7 @@ def window_any(ctx: OpContext, mask: np.ndarray) -> np.ndarray:
     w = pool_window(ctx)
     if 0 in ctx.out_shape():
         return np.zeros(ctx.out_shape(), dtype=bool)
-    padded = _padded(np.asarray(mask, dtype=np.int8), w, 0)
+    padded = pad_input(np.asarray(mask, dtype=np.int8), w, 0)
     rows = np.max(_windows_x(padded, w), axis=-1)
     return np.asarray(np.max(_windows_y(rows, w), axis=-1) > 0)
 
@@ -252,7 +256,7 @@ def max_pool2d(ctx: OpContext) -> Result:
     else:
         wide = x.astype(np.float64)
         fill = -np.inf
-    padded = _padded(wide, w, fill)
+    padded = pad_input(wide, w, fill)
     rows = _max_first_zero(_windows_x(padded, w))
     out = _max_first_zero(_windows_y(rows, w))
     return {"output": out.astype(x.dtype) if x.dtype.kind in "iu" else out}
@@ -312,7 +316,8 @@ def _reciprocal_scale(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return numerator // count, 30 + k
 
 
-def _apply_scale_32(
+@seam
+def avg_pool_apply_scale_32(
     ctx: OpContext, value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray
 ) -> np.ndarray:
     """apply_scale_32(value, multiplier, shift, false), element-wise in int64.
@@ -352,25 +357,25 @@ def avg_pool2d(ctx: OpContext) -> Result:
     _, oh, ow, _ = ctx.out_shape()
     # Padding is not read and not counted: the divisor is the number of real taps.
     count = np.outer(
-        _valid_count(ih, oh, w.kernel_y, w.stride_y, w.pad_top),
-        _valid_count(iw, ow, w.kernel_x, w.stride_x, w.pad_left),
+        valid_count(ih, oh, w.kernel_y, w.stride_y, w.pad_top),
+        valid_count(iw, ow, w.kernel_x, w.stride_x, w.pad_left),
     )[None, :, :, None]
 
     if in_out.is_float:
         # fp64 reference of acc / count (the dot-product rule's operation_fp64); the
         # count is exact here, where the pseudocode casts it to in_out_t.
-        sums = _window_sum(_padded(x.astype(np.float64), w, 0.0), w)
+        sums = _window_sum(pad_input(x.astype(np.float64), w, 0.0), w)
         with np.errstate(invalid="ignore", over="ignore"):
             return {"output": sums / count}
 
     # value - input_zp always fits int32 for i8/i16 (a zero point is only allowed for
     # i8), so apply_sub_s's REQUIRE cannot fail.  Padding taps add 0 to the sums.
-    terms = _padded(x.astype(np.int64) - int(input_zp), w, 0)
+    terms = pad_input(x.astype(np.int64) - int(input_zp), w, 0)
     _require_running_sums(ctx, terms, w)
     acc = _window_sum(terms, w)
     ctx.require(count > 0, "value > 0 (reciprocal_scale)")
     multiplier, shift = _reciprocal_scale(np.broadcast_to(count, acc.shape))
-    acc = _apply_scale_32(ctx, acc, multiplier, shift)
+    acc = avg_pool_apply_scale_32(ctx, acc, multiplier, shift)
     acc = acc + int(output_zp)
     ctx.require((acc >= I32_MIN) & (acc <= I32_MAX), ADD_CLAUSE, "adding output_zp")
     assert acc_t is dtypes.I32

@@ -22,7 +22,7 @@ from conformance.rounding import round_to
 from reference import arithmetic as ar
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.context import OpContext
-from reference.registry import implements
+from reference.registry import implements, seam
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -99,7 +99,8 @@ SCALE16_RESULT_CLAUSE = "result >= minimum<int32_t> && result <= maximum<int32_t
 ADD_ZP_CLAUSE = "apply_add_s<int32_t>: c >= minimum_s<i32_t>() && c <= maximum_s<i32_t>()"
 
 
-def _zero_point(ctx: OpContext, name: str, dt: DType, unsigned: bool) -> int:
+@seam
+def rescale_zero_point(ctx: OpContext, name: str, dt: DType, unsigned: bool) -> int:
     """The zero point as the pseudocode extends it to int48/int32: the attribute's bits
     in ``dt``, zero-extended when the tensor is read as unsigned, else sign-extended.
 
@@ -163,7 +164,8 @@ def _check_rules(
     )
 
 
-def _channel_params(
+@seam
+def rescale_channel_params(
     ctx: OpContext, shape: tuple[int, ...], per_channel: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """multiplier[c] and shift[c] for every element, as views broadcastable to shape."""
@@ -184,7 +186,8 @@ def _channel_params(
     return multiplier[0], shift[0]
 
 
-def _scale_32(
+@seam
+def apply_scale_32(
     value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, double_round: bool
 ) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
     """apply_scale_32 and its REQUIREs.  |value * multiplier| <= 2**62 and the rounding
@@ -208,7 +211,8 @@ def _scale_32(
     return ar.wrap(result, 32), checks
 
 
-def _scale_16(
+@seam
+def apply_scale_16(
     value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray
 ) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
     """apply_scale_16 and its REQUIREs.  |value| <= 2**47 and |multiplier| <= 2**15, so
@@ -232,20 +236,20 @@ def rescale(ctx: OpContext) -> Result:
     names = ("scale32", "double_round", "per_channel", "input_unsigned", "output_unsigned")
     flags = {n: bool(ctx.attr(n, False)) for n in names}
     in_uns, out_uns = flags["input_unsigned"], flags["output_unsigned"]
-    in_zp = _zero_point(ctx, "input_zp", in_t, in_uns)
-    out_zp = _zero_point(ctx, "output_zp", out_t, out_uns)
+    in_zp = rescale_zero_point(ctx, "input_zp", in_t, in_uns)
+    out_zp = rescale_zero_point(ctx, "output_zp", out_t, out_uns)
     _check_rules(ctx, in_t, out_t, flags, in_zp, out_zp)
     x = np.asarray(ctx.arg("input"))
     shape = tuple(x.shape)
-    multiplier, shift = _channel_params(ctx, shape, flags["per_channel"])
+    multiplier, shift = rescale_channel_params(ctx, shape, flags["per_channel"])
 
     raw = ar.as_int(x)
     # zero_extend<int48_t> reads the stored bits as unsigned; sign_extend keeps the value.
     value = (raw & ((1 << in_t.bits) - 1) if in_uns else raw) - in_zp
     if flags["scale32"]:
-        result, checks = _scale_32(value, multiplier, shift, flags["double_round"])
+        result, checks = apply_scale_32(value, multiplier, shift, flags["double_round"])
     else:
-        result, checks = _scale_16(value, multiplier, shift)
+        result, checks = apply_scale_16(value, multiplier, shift)
     result = result + out_zp
     checks.append((ADD_ZP_CLAUSE, (result >= I32_MIN) & (result <= I32_MAX)))
     shown = {"value": value, "multiplier": multiplier, "shift": shift}

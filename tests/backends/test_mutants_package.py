@@ -129,3 +129,49 @@ def test_wraps_is_a_deprecated_alias() -> None:
     finally:
         mutants._BUILDERS.pop("test-only-old-style")
         mutants._CATALOGUE.pop("test-only-old-style", None)
+
+
+def _seam_key(owner: object, attribute: str) -> str:
+    module = owner if isinstance(owner, type(sys)) else sys.modules[owner.__module__]
+    prefix = "" if isinstance(owner, type(sys)) else f"{owner.__qualname__}."  # type: ignore[attr-defined]
+    return f"{module.__name__.removeprefix('reference.ops.')}.{prefix}{attribute}"
+
+
+def test_every_helper_a_mutant_patches_is_a_documented_seam() -> None:
+    """Mutants patch public, documented helpers only (reference.registry.SEAMS), and
+    docs/mutants.md lists every seam: a rename is then a visible API change."""
+    from reference.registry import SEAMS
+
+    load_all()
+    patched = {
+        _seam_key(h.owner, h.attribute) for m in catalogue().values() for h in m.helpers
+    }
+    assert patched and patched <= set(SEAMS), patched - set(SEAMS)
+    docs = (Path(__file__).parents[2] / "docs" / "mutants.md").read_text()
+    for key, fn in SEAMS.items():
+        assert not key.rsplit(".", 1)[-1].startswith("_"), key
+        assert fn.__doc__, f"seam {key} has no docstring"
+        assert f"`{key}`" in docs, f"docs/mutants.md does not list the seam {key}"
+
+
+def test_a_mutant_module_reaches_no_private_reference_helper() -> None:
+    """What a mutant uses of the reference is public: no ``module._name`` of a module
+    imported from reference/ in the catalogue's source."""
+    root = Path(mutants.__file__).parent
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        aliases = {
+            (a.asname or a.name)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reference")
+            for a in node.names
+        }
+        private = [
+            f"{node.value.id}.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+        ]
+        assert not private, f"{path.name} uses private reference helpers: {private}"

@@ -17,7 +17,7 @@ A :class:`Mutant` changes the evaluator in two ways, both only while its backend
   result, or call it on an altered context (:func:`with_attrs`, :func:`with_values`,
   :func:`skipping_error_if`).
 * ``helpers``: :class:`HelperPatch` replacements of a function inside a reference
-  module (a helper such as ``tensor_conv._conv_axes``), for bugs that live in
+  module (a helper such as ``tensor_conv.conv_axes``), for bugs that live in
   the middle of an operator.  They are installed with ``unittest.mock.patch.object``
   for the duration of ``run`` and restored afterwards; while installed, a call from any
   other thread still reaches the original, and mutant runs are serialised by a lock.

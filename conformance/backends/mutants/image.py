@@ -22,7 +22,7 @@ from reference.registry import OpFunction
     "scale_n != scale_d (both modes)",
     "a half-pixel centre offset is applied on top of the offset input (counted twice)",
     "RESIZE vectors that change the size",
-    patch=(image, "_axis"),
+    patch=(image, "resize_axis"),
 )
 def _half_pixel(original: Callable[..., Any]) -> Callable[..., Any]:
     def axis(out_size: int, in_size: int, n: int, d: int, offset: int) -> Any:
@@ -51,8 +51,8 @@ def _resize_nearest_ties_down(original: OpFunction, ctx: OpContext) -> Result:
     _, oh, ow, _ = ctx.out_shape()
     y_n, y_d, x_n, x_d = (int(v) for v in np.asarray(ctx.arg("scale")).reshape(-1))
     off_y, off_x = (int(v) for v in np.asarray(ctx.arg("offset")).reshape(-1))
-    iy0, iy1, ry = image._axis(oh, ih, y_n, y_d, off_y)
-    ix0, ix1, rx = image._axis(ow, iw, x_n, x_d, off_x)
+    iy0, iy1, ry = image.resize_axis(oh, ih, y_n, y_d, off_y)
+    ix0, ix1, rx = image.resize_axis(ow, iw, x_n, x_d, off_x)
     rows = np.where(2 * ry > y_n, iy1, iy0)
     cols = np.where(2 * rx > x_n, ix1, ix0)
     return {"output": x[:, rows][:, :, cols]}
@@ -66,7 +66,7 @@ def _resize_nearest_ties_down(original: OpFunction, ctx: OpContext) -> Result:
     "size), as if offsets were unsigned",
     "RESIZE vectors with a negative offset (e.g. half-pixel downscaling)",
     breaks="RESIZE.tosac: y = oy * scale_y_d + offset_y, where offset_y >= -scale_y_n is valid",
-    patch=(image, "_axis"),
+    patch=(image, "resize_axis"),
 )
 def _offset_clamped(original: Callable[..., Any]) -> Callable[..., Any]:
     def axis(out_size: int, in_size: int, n: int, d: int, offset: int) -> Any:

@@ -37,7 +37,7 @@ from reference.registry import OpFunction
     "dilation > 1",
     "dilation is ignored in the input address (the output size still follows it)",
     "convolution vectors with dilation > 1",
-    patch=(tensor_conv, "_conv_axes"),
+    patch=(tensor_conv, "conv_axes"),
 )
 def _no_dilation(original: Callable[..., Any]) -> Callable[..., Any]:
     def conv_axes(*args: Any, **kwargs: Any) -> Any:
@@ -52,7 +52,7 @@ def _no_dilation(original: Callable[..., Any]) -> Callable[..., Any]:
     "out_pad_top or out_pad_left != 0",
     "out_pad is applied with the wrong sign, as a crop like a convolution's padding",
     "TRANSPOSE_CONV2D vectors with non-zero out_pad_top / out_pad_left",
-    patch=(tensor_conv._Axis, "transpose_span"),
+    patch=(tensor_conv.ConvAxis, "transpose_span"),
 )
 def _negated_out_pad(original: Callable[..., Any]) -> Callable[..., Any]:
     def transpose_span(self: Any, k: int) -> Any:
@@ -250,7 +250,7 @@ def _pad_top_bottom_swapped(original: OpFunction, ctx: OpContext) -> Result:
 
 
 def _axes_patch(change: Callable[[list[Any]], list[Any]]) -> Callable[..., Any]:
-    """A replacement of tensor_conv._conv_axes that alters the axes it returns (after
+    """A replacement of tensor_conv.conv_axes that alters the axes it returns (after
     its ERROR_IFs, which see the graph's own attributes)."""
 
     def patch(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -287,7 +287,7 @@ mutant(
     "output size still follows dilation_y)",
     "convolution vectors with dilation_y > 1 (dilation [2, 1] or [2, 2])",
     breaks="CONV2D.tosac etc.: y = iy + ky * dilation_y",
-    patch=(tensor_conv, "_conv_axes"),
+    patch=(tensor_conv, "conv_axes"),
 )(_axes_patch(_y_undilated))
 
 
@@ -299,5 +299,5 @@ mutant(
     "the right ones)",
     "convolution vectors with stride_y != stride_x (non-square strides)",
     breaks="CONV2D.tosac etc.: iy = oy * stride_y - pad_top, ix = ox * stride_x - pad_left",
-    patch=(tensor_conv, "_conv_axes"),
+    patch=(tensor_conv, "conv_axes"),
 )(_axes_patch(_strides_swapped))

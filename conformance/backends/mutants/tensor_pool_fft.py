@@ -44,7 +44,7 @@ def _argmax_last(original: OpFunction, ctx: OpContext) -> Result:
     "pad > 0",
     "the divisor is kernel_y * kernel_x, counting padded positions (count_include_pad)",
     "AVG_POOL2D vectors with padding (border outputs)",
-    patch=(tensor_pool_fft, "_valid_count"),
+    patch=(tensor_pool_fft, "valid_count"),
 )
 def _count_padding(original: Callable[..., Any]) -> Callable[..., Any]:
     def valid_count(size: int, out: int, kernel: int, stride: int, pad: int) -> np.ndarray:
@@ -59,7 +59,7 @@ def _count_padding(original: Callable[..., Any]) -> Callable[..., Any]:
     "i8 / i16",
     "the integer average drops apply_scale_32's rounding term (floors the quotient)",
     "integer AVG_POOL2D vectors whose window sums are not multiples of the count",
-    patch=(tensor_pool_fft, "_apply_scale_32"),
+    patch=(tensor_pool_fft, "avg_pool_apply_scale_32"),
 )
 def _floor_scale(original: Callable[..., Any]) -> Callable[..., Any]:
     def apply_scale_32(ctx: OpContext, value: Any, multiplier: Any, shift: Any) -> Any:
@@ -75,7 +75,7 @@ def _floor_scale(original: Callable[..., Any]) -> Callable[..., Any]:
     "pad > 0",
     "padding takes part in the maximum as 0 instead of being skipped",
     "MAX_POOL2D vectors with padding and all-negative border windows",
-    patch=(tensor_pool_fft, "_padded"),
+    patch=(tensor_pool_fft, "pad_input"),
 )
 def _zero_fill(original: Callable[..., Any]) -> Callable[..., Any]:
     def padded(x: np.ndarray, w: Any, fill: Any) -> np.ndarray:

@@ -119,8 +119,8 @@ def _scale_16_away(original: Callable[..., Any]) -> Callable[..., Any]:
     "all (scale32 and scale16)",
     "apply_scale rounds ties away from zero (gemmlowp/TFLite style) instead of half up",
     "RESCALE vectors whose scaled value is a negative exact tie (-1.5 -> -1, not -2)",
-    patch=(tc, "_scale_32"),
-    helpers=(HelperPatch(tc, "_scale_16", _scale_16_away),),
+    patch=(tc, "apply_scale_32"),
+    helpers=(HelperPatch(tc, "apply_scale_16", _scale_16_away),),
 )
 def _scale_32_away(original: Callable[..., Any]) -> Callable[..., Any]:
     def scale_32(value: Any, multiplier: Any, shift: Any, double_round: bool) -> Any:
@@ -194,7 +194,7 @@ def _rescale_zp_after_clamp(original: OpFunction, ctx: OpContext) -> Result:
     out_t = ctx.dtype("out_t")
     unsigned = bool(ctx.attr("output_unsigned", False))
     clamped = ar.as_int(output_of(original(with_attrs(ctx, output_zp=0))))
-    out_zp = tc._zero_point(ctx, "output_zp", out_t, unsigned)
+    out_zp = tc.rescale_zero_point(ctx, "output_zp", out_t, unsigned)
     if unsigned:
         top = (1 << out_t.bits) - 1
         return {"output": ar.wrap(np.clip((clamped & top) + out_zp, 0, top), out_t.bits)}
@@ -216,15 +216,19 @@ def _rescale_input_unsigned_ignored(original: OpFunction, ctx: OpContext) -> Res
         return result
     in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
     x = np.asarray(ctx.arg("input"))
-    in_zp = tc._zero_point(ctx, "input_zp", in_t, True)
+    in_zp = tc.rescale_zero_point(ctx, "input_zp", in_t, True)
     # input_unsigned rules out output_unsigned and an i32 output (ERROR_IFs above)
-    out_zp = tc._zero_point(ctx, "output_zp", out_t, False)
-    multiplier, shift = tc._channel_params(ctx, x.shape, bool(ctx.attr("per_channel", False)))
+    out_zp = tc.rescale_zero_point(ctx, "output_zp", out_t, False)
+    multiplier, shift = tc.rescale_channel_params(
+        ctx, x.shape, bool(ctx.attr("per_channel", False))
+    )
     value = ar.as_int(x) - in_zp  # sign_extend: the bug
     if bool(ctx.attr("scale32", False)):
-        scaled, _ = tc._scale_32(value, multiplier, shift, bool(ctx.attr("double_round", False)))
+        scaled, _ = tc.apply_scale_32(
+            value, multiplier, shift, bool(ctx.attr("double_round", False))
+        )
     else:
-        scaled, _ = tc._scale_16(value, multiplier, shift)
+        scaled, _ = tc.apply_scale_16(value, multiplier, shift)
     return {"output": np.clip(scaled + out_zp, out_t.min, out_t.max)}
 
 
