@@ -454,49 +454,36 @@ class IsolatedPool:
                     continue
                 if slot.preparing:
                     continue
-                if slot.todo and (
-                    not slot.process.is_alive()
-                    or slot.conn in ready
-                    or now - slot.started > self.timeout
-                ):
-                    # The vector under way is blamed below; the rest of its batch goes on.
-                    rest = slot.todo[1:]
-                    if len(rest) > 1:
-                        names, messages = zip(*rest, strict=True)
-                        pending.append((names[0], Batch(names, messages)))
-                    else:
-                        pending.extend(rest)
-                if not slot.process.is_alive() or slot.conn in ready:
+                lost = not slot.process.is_alive() or slot.conn in ready
+                if not lost and now - slot.started <= self.timeout:
+                    continue
+                # The vector under way is blamed; the rest of its batch goes on.
+                rest = slot.todo[1:]
+                if len(rest) > 1:
+                    names, messages = zip(*rest, strict=True)
+                    pending.append((names[0], Batch(names, messages)))
+                else:
+                    pending.extend(rest)
+                if lost:
                     slot.process.join(1)  # reap it, so that its exit code is known
                     code = slot.process.exitcode
                     why = f"killed by signal {-code}" if code and code < 0 else f"exit {code}"
-                    on_result(
-                        VectorResult(
-                            name,
-                            e.operator,
-                            e.mode,
-                            e.kind,
-                            CRASHED,
-                            f"the backend crashed the worker ({why})",
-                            seconds=now - slot.started,
-                        )
+                    verdict, detail = CRASHED, f"the backend crashed the worker ({why})"
+                else:
+                    verdict, detail = TIMEOUT, f"no result after {self.timeout:g} s"
+                on_result(
+                    VectorResult(
+                        name,
+                        e.operator,
+                        e.mode,
+                        e.kind,
+                        verdict,
+                        detail,
+                        seconds=now - slot.started,
                     )
-                    self._replace(slot)
-                    busy -= 1
-                elif now - slot.started > self.timeout:
-                    on_result(
-                        VectorResult(
-                            name,
-                            e.operator,
-                            e.mode,
-                            e.kind,
-                            TIMEOUT,
-                            f"no result after {self.timeout:g} s",
-                            seconds=now - slot.started,
-                        )
-                    )
-                    self._replace(slot)
-                    busy -= 1
+                )
+                self._replace(slot)
+                busy -= 1
 
     def close(self) -> None:
         for slot in self.slots:
