@@ -39,7 +39,7 @@ READINGS: tuple[Reading, ...] = (
         "loop read literally gives the first maximum after the last NaN ([NaN, 1, 2] -> 2).",
         "The model returns the first NaN on every axis that holds one, all-NaN axes "
         "included ([NaN, NaN, NaN] -> 0, where the prose says 2).",
-        "tests/reference/test_ops_pool_fft.py::test_argmax_nan_follows_the_prose",
+        "tests/reference/test_ops_tensor_pool_fft.py::test_argmax_nan_follows_the_prose",
     ),
     Reading(
         "sin-cos-exponent",
