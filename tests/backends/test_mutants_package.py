@@ -24,8 +24,8 @@ CROSS_GROUP = {
 }
 
 
-def test_the_catalogue_keeps_its_85_mutants() -> None:
-    assert len(catalogue()) == 85
+def test_the_catalogue_keeps_its_mutants() -> None:
+    assert len(catalogue()) >= 85  # the package split lost none; new ones add to it
 
 
 def test_one_module_per_reference_group() -> None:
@@ -88,6 +88,8 @@ def test_public_names_are_kept() -> None:
 
 def test_a_third_party_mutant_with_a_spec_family() -> None:
     # operators may be a function of the spec model, resolved when the catalogue builds.
+    before = len(catalogue())
+
     @mutant(
         "test-only-negate-everything",
         lambda spec: [op.name for op in spec.groups()["elementwise-unary"]][:2],
@@ -106,7 +108,7 @@ def test_a_third_party_mutant_with_a_spec_family() -> None:
     finally:
         mutants._BUILDERS.pop("test-only-negate-everything")
         mutants._CATALOGUE.pop("test-only-negate-everything", None)
-    assert len(catalogue()) == 85
+    assert len(catalogue()) == before
 
 
 def test_defined_at_is_the_registration_line() -> None:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutant_cases import Case, case, failures, run, unary
+from targeted_cases import collected
 
 from conformance.backends.mutants import SPEC_RULES, Mutant, MutantBackend, catalogue
 from conformance.backends.mutants.elementwise_binary import LANES
@@ -397,6 +398,11 @@ CASES: dict[str, tuple[Sequence[Build], Sequence[Build]]] = {
 
 
 # -- the tests -----------------------------------------------------------------------------
+
+
+_MORE = collected()
+assert not set(_MORE) & set(CASES), set(_MORE) & set(CASES)
+CASES.update(_MORE)
 
 
 def same_as_reference(c: Case, tmp_path: Path, name: str) -> None:

@@ -1,0 +1,30 @@
+"""More hand-made cases for the value- and shape-driven mutants (those that name a spec
+rule), one module per ``reference/ops`` group beside the ones in
+tests/backends/test_mutants_targeted.py.
+
+Each module defines ``CASES``: per mutant, the graphs where its bug shows and graphs of
+its operators where it cannot (the shape of ``test_mutants_targeted.CASES``, which runs
+them all).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+
+from mutant_cases import Case
+
+Build = Callable[[], Case]
+Cases = dict[str, tuple[Sequence[Build], Sequence[Build]]]
+
+
+def collected() -> Cases:
+    """Every module's ``CASES``, merged (a mutant in two modules is an error)."""
+    out: Cases = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        twice = set(out) & set(module.CASES)
+        assert not twice, f"{info.name}: cases for {sorted(twice)} are given twice"
+        out.update(module.CASES)
+    return out
