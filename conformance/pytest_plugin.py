@@ -42,6 +42,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
 
+    from conformance.backends.base import Backend
     from conformance.runner import IsolatedPool, VectorResult
     from vectors.pack import Pack, PackEntry
 
@@ -101,7 +102,7 @@ class _PackRun:
     in_process: bool
     entries: list[PackEntry]
     pack_sha256: str
-    backend: Any = None  # the instance made while checking the option; used in-process
+    backend: Backend  # made while checking the option; used in-process
     known: Any = None  # conformance.selection.KnownFailures from --tosa-known-failures
     exclude: re.Pattern[str] | None = None
     ids: set[str] = field(default_factory=set)  # OPERATOR::VECTOR ids given as arguments

@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from conformance import process_tree
 from conformance.backends import BackendResult, get_backend
-from conformance.backends.base import Backend, batch_size, denormal_modes
+from conformance.backends.base import Backend, BatchBackend, batch_size, denormal_modes
 from conformance.dtypes import DType, is_float_storage
 from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
 from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
@@ -263,7 +263,8 @@ def serve(
         if message is None:
             return
         if isinstance(message, Batch):
-            _serve_batch(conn, backend, message, load, describe)
+            # Batches go only to a backend that prepares them (batch_size() > 1).
+            _serve_batch(conn, cast(BatchBackend, backend), message, load, describe)
         else:
             conn.send(_serve_one(backend, message, load, describe))
 
@@ -320,7 +321,7 @@ PREPARED = {"prepared": True}  # what a worker sends when a batch is prepared
 
 def _serve_batch(
     conn: Connection,
-    backend: Any,  # a Backend with the optional batch method prepare()
+    backend: BatchBackend,
     batch: Batch,
     load: Callable[[Any], LoadedVector],
     describe: Callable[[Any], tuple[str, str, str]],

@@ -102,6 +102,15 @@ def denormal_modes(backend: object) -> dict[DType, DenormalMode]:
 # one timeout), the vectors of the batch are sent again one at a time.
 
 
+@runtime_checkable
+class BatchBackend(Backend, Protocol):
+    """A :class:`Backend` that prepares many vectors at once (see above)."""
+
+    batch_size: int
+
+    def prepare(self, vectors: list[LoadedVector], workdir: Path) -> None: ...
+
+
 def batch_size(backend: object) -> int:
     """How many vectors ``backend`` wants to prepare at once (1: no batches)."""
     size = getattr(backend, "batch_size", 1)
