@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
+from conformance import dtypes
 from conformance.builder import GraphBuilder
 from conformance.dtypes import DType
 from conformance.graph import Graph
@@ -24,6 +27,41 @@ class TensorDraw:
     dtype: DType
     values: np.ndarray | None = None  # None for outputs
     const: bool = False  # a constant tensor in the graph rather than a graph input
+
+
+# -- tensor helpers that are not about a case ----------------------------------------
+
+
+def shape_tensor(name: str, values: Sequence[int]) -> TensorDraw:
+    """A constant shape_t input (padding, start, multiples ...)."""
+    arr = np.array([int(v) for v in values], dtype=np.int64)
+    return TensorDraw(name, (len(arr),), dtypes.SHAPE, arr, const=True)
+
+
+def resized(values: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Values for a tensor whose shape a breaker changed: the old ones, cycled."""
+    if values is None:
+        return None
+    return np.resize(values.reshape(-1), math.prod(shape)).reshape(shape)
+
+
+def converted(values: np.ndarray | None, dt: DType) -> np.ndarray | None:
+    """``values`` held in ``dt``'s storage, clipped into its range (a retyped graph
+    input must still hold values of its new type)."""
+    if values is None:
+        return None
+    if dt.kind == "bool":
+        return values.astype(np.float64) != 0
+    if dt.kind in ("int", "shape"):
+        lo, hi = dt.int_range
+        if values.dtype.kind in "biu":  # exact: no trip through float64
+            return np.clip(values.astype(np.int64), lo, hi).astype(dt.storage)
+        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+        # Bounds within int64 as floats: float(2**63 - 1) would round up past it.
+        wide = np.clip(wide, max(lo, -(2**62)), min(hi, 2**62))
+        return wide.astype(np.int64).astype(dt.storage)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values.astype(np.float64).astype(dt.storage)
 
 
 @dataclass
@@ -65,6 +103,21 @@ class CaseSpec:
                     group[i] = replace(t, **changes)
                     return
         raise KeyError(f"{self.operator} case has no tensor {name!r}")
+
+    def reshape_tensor(self, name: str, shape: tuple[int, ...]) -> None:
+        """Give tensor ``name`` a new shape; its values are the old ones, cycled
+        (:func:`resized`)."""
+        self.replace_tensor(name, shape=shape, values=resized(self.tensor(name).values, shape))
+
+    def retype_tensor(self, name: str, dt: DType) -> None:
+        """Give tensor ``name`` element type ``dt``; its values are converted to it
+        (:func:`converted`)."""
+        self.replace_tensor(name, dtype=dt, values=converted(self.tensor(name).values, dt))
+
+    def set_shape_input(self, name: str, values: Sequence[int]) -> None:
+        """Give the constant shape input ``name`` new values (and the length they have)."""
+        new = shape_tensor(name, values)
+        self.replace_tensor(name, shape=new.shape, values=new.values)
 
     def build(self, spec: Spec) -> Case:
         builder = GraphBuilder(spec, strict=self.kind == "valid")

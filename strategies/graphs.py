@@ -19,7 +19,7 @@ from conformance.dtypes import DType
 from conformance.spec import Level, Spec, TypeSupport
 from reference import compliance
 from reference.engine import EvaluationError, evaluate, to_storage
-from strategies.case import Case, CaseSpec, TensorDraw
+from strategies.case import Case, CaseSpec, TensorDraw, shape_tensor
 from strategies.graph_breakers import builds_graphs
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
@@ -150,11 +150,6 @@ def _operand(
     draw: st.DrawFn, name: str, shape: tuple[int, ...], dt: DType, r: ValueRange | None = None
 ) -> TensorDraw:
     return TensorDraw(name, shape, dt, draw(tensor_values(dt, shape, r, label=name)))
-
-
-def _shape_input(name: str, values: list[int]) -> TensorDraw:
-    arr = np.array(values, dtype=np.int64)
-    return TensorDraw(name, (len(values),), dtypes.SHAPE, arr, const=True)
 
 
 def _broadcast_to(draw: st.DrawFn, shape: tuple[int, ...], label: str) -> tuple[int, ...]:
@@ -326,7 +321,7 @@ def _layout(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Ste
     attributes: dict[str, Any] = {}
     if op == "RESHAPE":
         new = _refactor(draw, int(np.prod(shape)), ch.max_rank, f"{p}shape")
-        operands = [_shape_input(f"{p}shape", list(new))]
+        operands = [shape_tensor(f"{p}shape", list(new))]
     elif op == "TRANSPOSE":
         perms = tuple(draw(st.permutations(range(rank)), label=f"{p}perms"))
         new = tuple(shape[i] for i in perms)
@@ -340,7 +335,7 @@ def _layout(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Ste
             draw(st.integers(1, d - s), label=f"{p}size {i}")
             for i, (d, s) in enumerate(zip(shape, start, strict=True))
         )
-        operands = [_shape_input(f"{p}start", start), _shape_input(f"{p}size", list(new))]
+        operands = [shape_tensor(f"{p}start", start), shape_tensor(f"{p}size", list(new))]
     else:  # TILE, within the element budget
         room = ch.budget.max_elements // max(1, int(np.prod(shape)))
         multiples = []
@@ -349,7 +344,7 @@ def _layout(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Ste
             room //= m
             multiples.append(m)
         new = tuple(d * m for d, m in zip(shape, multiples, strict=True))
-        operands = [_shape_input(f"{p}multiples", multiples)]
+        operands = [shape_tensor(f"{p}multiples", multiples)]
     inputs = [cur.name, *(t.name for t in operands)]
     return Step(op, inputs, operands, TensorDraw(f"{p}out", new, cur.dtype), attributes)
 

@@ -7,21 +7,28 @@ test can check that the reference fails the case for exactly that reason.
 
 Operator-specific breakers live beside the recipes (``@breaks("CONV2D", clause)``);
 the generic ones here apply to every operator: a type combination no mode supports,
-and an output shape that does not fit the argument's declaration.
+and an output shape that does not fit the argument's declaration.  The breaker
+factories here are shared by several recipe modules, which register what they make
+for their own operators: a rank-0 tensor (:func:`scalar_breaker`), a retyping no mode
+accepts (:func:`retype_breaker`), and the broadcast_shape() breakers
+(:func:`register_broadcast_breakers`); :func:`other_rank` and :func:`bad_axis` are
+the pieces they and the recipe modules' own breakers draw from.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
+from conformance.dtypes import DType
 from conformance.spec import Level, Spec
 from reference.arguments import OUTPUTS_CLAUSE, TYPES_CLAUSE
+from reference.broadcast import DIM_CLAUSE, RANK_CLAUSE
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
@@ -175,6 +182,122 @@ def wrong_output_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
         out.outputs[k] = replace(t, shape=tuple(shape))
         return out
     return None
+
+
+# -- breaker factories and pieces the recipe modules share ------------------------------
+
+
+def other_rank(shape: tuple[int, ...], max_rank: int) -> tuple[int, ...]:
+    """A shape of another rank that stays within 1..max_rank where it can (a rank-0
+    shape or a rank above the level would break a different rule): one more trailing
+    1, or one dimension fewer at the top rank."""
+    if len(shape) < max_rank:
+        return (*shape, 1)
+    return shape[:-1]
+
+
+def bad_axis(draw: st.DrawFn, rank: int) -> int:
+    """An i32 axis outside 0..rank-1."""
+    return draw(
+        st.one_of(st.integers(-(2**31), -1), st.integers(rank, 2**31 - 1)), label="bad axis"
+    )
+
+
+def scalar_breaker(name: str, clause: str) -> Breaker:
+    """A breaker making tensor ``name`` rank 0, for arguments declared with rank >= 1."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        out = broken(spec, clause)
+        out.reshape_tensor(name, ())
+        return out
+
+    fn.__name__ = f"scalar_{name}"
+    return fn
+
+
+def retype_breaker(choices: Sequence[tuple[str, DType]]) -> Breaker:
+    """A type-combination breaker for operators the generic one cannot break (a single
+    bound tensor whose every retyping is some other mode, or shape_t tensors): retype
+    one (tensor, type) pair that no mode accepts."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        names = {t.name for t in spec.inputs + spec.outputs}
+        present = [(n, dt) for n, dt in choices if n in names]
+        if not present:
+            return None
+        name, dt = draw(st.sampled_from(present), label="retyped tensor")
+        out = broken(spec, TYPE_CLAUSE)
+        out.retype_tensor(name, dt)
+        return out
+
+    return fn
+
+
+def _broadcast_inputs(rc: RecipeContext) -> list[int]:
+    """Inputs shaped by a shape name other than the output's (shape1, shape2, ...)."""
+    out_name = rc.op_spec.outputs[0].shape.name
+    return [
+        i
+        for i, a in enumerate(rc.op_spec.inputs)
+        if a.shape.kind == "named" and a.shape.name != out_name
+    ]
+
+
+def register_broadcast_breakers(operators: tuple[str, ...], clause: str) -> None:
+    """Breakers for broadcast_shape()'s two clauses and the operator's own
+    ``shape != broadcast_shape(...)`` (labelled ``clause``), for the operators built
+    on broadcast_shape (element-wise binary, comparison, SELECT)."""
+
+    @breaks(*operators, clause=clause)
+    def wrong_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """The inputs broadcast fine, but not to the declared output shape."""
+        out = broken(spec, clause)
+        t = out.outputs[0]
+        shape = list(t.shape)
+        if len(shape) > 0 and draw(st.booleans(), label="output dimension or rank wrong"):
+            dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
+            shape[dim] += draw(st.integers(1, 3), label="added to it")
+        elif len(shape) < rc.level["MAX_RANK"]:
+            shape.insert(0, 1)  # a leading 1 numpy would accept, TOSA does not
+        else:
+            shape.pop(0)
+        out.outputs[0] = replace(t, shape=tuple(shape))
+        return out
+
+    @breaks(*operators, clause=RANK_CLAUSE)
+    def rank_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """One input one rank short or long (numpy would broadcast it, TOSA does not)."""
+        out = broken(spec, RANK_CLAUSE)
+        k = draw(st.sampled_from(_broadcast_inputs(rc)), label="input of the wrong rank")
+        t = out.inputs[k]
+        assert t.values is not None
+        if t.shape and (len(t.shape) >= rc.level["MAX_RANK"] or draw(st.booleans())):
+            out.inputs[k] = replace(t, shape=t.shape[1:], values=np.asarray(t.values[0]))
+        else:
+            shape = (1, *t.shape)
+            out.inputs[k] = replace(t, shape=shape, values=t.values.reshape(shape))
+        return out
+
+    @breaks(*operators, clause=DIM_CLAUSE)
+    def dim_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """Two inputs with different sizes above 1 in one dimension."""
+        out = broken(spec, DIM_CLAUSE)
+        ks = _broadcast_inputs(rc)
+        if not out.outputs[0].shape:  # rank 0: lift every operand to rank 1 first
+            out.outputs[0] = replace(out.outputs[0], shape=(1,))
+            for k in ks:
+                out.reshape_tensor(out.inputs[k].name, (1,))
+        rank = len(out.outputs[0].shape)
+        dim = draw(st.integers(0, rank - 1), label="dimension made incompatible")
+        pair = draw(st.permutations(ks), label="inputs made incompatible")[:2]
+        a = max(2, out.outputs[0].shape[dim])
+        b = a + draw(st.integers(1, 3), label="size difference")
+        for k in ks:
+            size = a if k == pair[0] else b if k == pair[1] else 1
+            shape = list(out.inputs[k].shape)
+            shape[dim] = size
+            out.reshape_tensor(out.inputs[k].name, tuple(shape))
+        return out
 
 
 def invalid_cases(

@@ -7,16 +7,25 @@ element through Hypothesis would make large tensors slow and mostly constant, so
 tensor is drawn as: a numpy seed and a distribution for the bulk, plus a short list
 of (position, special value) overrides.  Shapes, seeds and overrides all shrink, so a
 failing case still reduces to a small tensor with the one value that matters.
+
+The recipes also choose per case: a value regime for a float operand
+(:func:`float_regime`), and special values put into a drawn case's inputs
+(:func:`add_specials`, :func:`wants_every_special`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import DType
+
+if TYPE_CHECKING:  # strategies.recipes imports this module
+    from strategies.case import CaseSpec
+    from strategies.recipes import RecipeContext
 
 
 def special_values(dt: DType) -> list[float | int | bool]:
@@ -254,3 +263,65 @@ def sample_storage(rng: np.random.Generator, dt: DType, shape: tuple[int, ...]) 
     special = SPECIAL_BITS[dt.name][: flat.size]
     flat[: len(special)] = special
     return x
+
+
+# -- value regimes and special values, per case -------------------------------------
+
+
+def float_regime(
+    draw: st.DrawFn, dt: DType, *extra: ValueRange | None, rc: RecipeContext | None = None
+) -> ValueRange | None:
+    """One value regime per case for a float operand: the default (small values and
+    every special value, NaN and infinities included), the whole finite range, or one
+    of the operator's own ranges (where its interesting results are).  A ValueRange
+    with bounds drops NaN and out-of-range infinities, hence a choice per case rather
+    than one range for all; an "edge" target always takes the default."""
+    if rc is not None and rc.target == "edge":
+        return None
+    full = ValueRange(low=-dt.fp.normal_max, high=dt.fp.normal_max)
+    return draw(st.sampled_from([None, full, *extra]), label="value regime")
+
+
+def add_specials(
+    draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...], rc: RecipeContext | None = None
+) -> None:
+    """Put special values (NaN, infinities, signed zeros, subnormals, extremes) into
+    the named float inputs: a few at drawn positions, or, in some cases, every one of
+    them at once, so that each turns up in a handful of cases rather than by luck (and
+    also where the bulk was drawn in a bounded range, which drops NaN and infinities).
+    Nothing for an "edge" target: rc.values has placed them all, paired across the
+    inputs.  Only for operators with no REQUIRE on these values: the behaviour tables
+    define every special result."""
+    if rc is not None and rc.target == "edge":
+        return  # rc.values placed every special value, paired across the inputs
+    for t in spec.inputs:
+        if t.name not in names or not t.dtype.is_float or t.values is None or not t.values.size:
+            continue
+        pool = special_values(t.dtype)
+        flat = t.values.reshape(-1)  # a view: what is written lands in t.values
+        label = f"{t.name}: every special value"
+        every = wants_every_special(draw, rc, label) if rc else draw(st.booleans(), label=label)
+        if every:
+            rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="positions"))
+            # Distinct positions, the pool shuffled: a tensor smaller than the pool
+            # gets a random part of it.
+            order = zip(rng.permutation(flat.size), rng.permutation(len(pool)), strict=False)
+            overrides = [(int(p), pool[int(k)]) for p, k in order]
+        else:
+            where = st.integers(0, flat.size - 1)
+            overrides = draw(
+                st.lists(st.tuples(where, st.sampled_from(pool)), max_size=min(4, flat.size)),
+                label=f"{t.name}: special values",
+            )
+        for pos, v in overrides:
+            with np.errstate(over="ignore", invalid="ignore"):
+                flat[pos] = np.asarray(v).astype(t.dtype.storage)
+
+
+def wants_every_special(draw: st.DrawFn, rc: RecipeContext, label: str) -> bool:
+    """Whether a case places every special value of its inputs' types at random
+    positions: never for "edge" (rc.values places them in order) and "ties" (whose
+    values are built), else in some cases."""
+    if rc.target in ("edge", "ties"):
+        return False
+    return draw(st.booleans(), label=label)

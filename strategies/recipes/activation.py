@@ -13,9 +13,8 @@ from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
-from strategies.recipes.elementwise_binary import add_specials
 from strategies.recipes.elementwise_unary import float_unary
-from strategies.values import ValueRange, special_values
+from strategies.values import ValueRange, add_specials, special_values
 
 BOUNDS_CLAUSE = CLAMP_BOUNDS_CLAUSE
 

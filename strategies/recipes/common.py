@@ -1,9 +1,12 @@
-"""Shared recipe pieces derived from the spec model's argument shapes."""
+"""Recipe pieces that several recipe modules share: the element-wise case derived from
+the spec model's argument shapes, the attributes a job may aim at ("attr:NAME=VALUE"
+targets), and operands that meet each other's values."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hypothesis import strategies as st
 
 from strategies.case import CaseSpec, TensorDraw
@@ -60,3 +63,69 @@ def elementwise(
         )
     outputs = [TensorDraw(a.name, out_shape, rc.arg_dtype(a.name)) for a in out_args]
     return rc.spec_of(inputs, outputs, attributes=dict(attributes or {}))
+
+
+# -- targeted attributes ------------------------------------------------------------
+
+
+def aimed(rc: RecipeContext, name: str) -> str | None:
+    """VALUE when the job aims at attribute ``name`` taking it ("attr:NAME=VALUE")."""
+    if rc.target and rc.target.startswith("attr:"):
+        key, _, value = rc.target.removeprefix("attr:").partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def drawn_bool(draw: st.DrawFn, rc: RecipeContext, name: str, *, allowed: bool = True) -> bool:
+    """A boolean attribute: the targeted value where the job aims at it, else drawn;
+    always false where the case cannot have it true (``allowed``)."""
+    if not allowed:
+        return False
+    value = aimed(rc, name)
+    if value in ("true", "false"):
+        return value == "true"
+    return draw(st.booleans(), label=name)
+
+
+def zero_point(draw: st.DrawFn, rc: RecipeContext, name: str, lo: int, hi: int) -> int:
+    """A zero point in [lo, hi]: the targeted class ("zero", "nonzero", "min", "max")
+    where the job aims at it, else an end, 0, or any value (non-zero most often)."""
+    value = aimed(rc, name)
+    if value == "min":
+        return lo
+    if value == "max":
+        return hi
+    if value == "zero" and lo <= 0 <= hi:
+        return 0
+    nonzero = st.integers(lo, hi).filter(lambda v: v != 0)
+    if value == "nonzero" and (lo, hi) != (0, 0):
+        return draw(nonzero, label=name)
+    return draw(st.one_of(st.sampled_from([lo, 0, hi]), nonzero, nonzero), label=name)
+
+
+# -- operands that meet --------------------------------------------------------------
+
+
+def project(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Values laid out at the output shape, read back at the positions an operand of
+    ``shape`` (broadcast to the output) holds: the first index along its size-1 axes."""
+    index = tuple(
+        slice(None) if d == full else slice(0, 1)
+        for d, full in zip(shape, values.shape, strict=True)
+    )
+    return values[index]
+
+
+def share_values(draw: st.DrawFn, spec: CaseSpec, src: int, dst: int) -> None:
+    """Copy some of input ``src``'s values into input ``dst`` where they meet, so that
+    ties (equal operands, -0 against +0, equal infinities) occur, not just by luck."""
+    if not draw(st.booleans(), label="operands share values"):
+        return
+    a, b = spec.inputs[src], spec.inputs[dst]
+    assert a.values is not None and b.values is not None
+    out_shape = spec.outputs[0].shape
+    seen = project(np.broadcast_to(a.values, out_shape), b.shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="shared positions"))
+    mask = rng.random(b.shape) < 0.5
+    b.values = np.where(mask, seen, b.values).astype(b.values.dtype)

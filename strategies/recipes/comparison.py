@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from reference.ops.elementwise_binary import BROADCAST
 from strategies.case import CaseSpec
+from strategies.invalid import register_broadcast_breakers
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import elementwise
-from strategies.recipes.elementwise_binary import (
-    BROADCAST,
-    add_specials,
-    float_regime,
-    register_broadcast_breakers,
-    share_values,
-)
+from strategies.recipes.common import elementwise, share_values
+from strategies.values import add_specials, float_regime
 
 OPERATORS = ("EQUAL", "GREATER", "GREATER_EQUAL")
 

@@ -5,14 +5,15 @@ They move elements without computing on them, so every value (NaN, -0.0, integer
 extremes) stays valid; what the recipes draw with care is the shape arithmetic.  The
 shape arguments (padding, shape, start, size, multiples) are constant shape tensors.
 
-The small helpers at the top are shared with the other recipe modules of this group
-(reductions, scatter/gather, data nodes, shape operators).
+The breakers edit cases with :class:`~strategies.case.CaseSpec`'s methods and take
+the factories other groups share too (``scalar_breaker``, ``retype_breaker``) from
+``strategies/invalid.py``; ``output_rank_breaker`` and the helpers here are this
+module's own.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,107 +33,21 @@ from reference.ops.data_layout import (
     SIZE_CLAUSE,
     SLICE_LENGTH_CLAUSE,
 )
-from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken
+from strategies.case import CaseSpec, TensorDraw, shape_tensor
+from strategies.invalid import (
+    TYPE_CLAUSE,
+    Breaker,
+    bad_axis,
+    breaks,
+    broken,
+    other_rank,
+    retype_breaker,
+    scalar_breaker,
+)
 from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import Budget, shapes
 
-# -- helpers shared by this group's modules ---------------------------------------------
-
-
-def shape_tensor(name: str, values: Sequence[int]) -> TensorDraw:
-    """A constant shape_t input (padding, start, multiples ...)."""
-    arr = np.array([int(v) for v in values], dtype=np.int64)
-    return TensorDraw(name, (len(arr),), dtypes.SHAPE, arr, const=True)
-
-
-def find(spec: CaseSpec, name: str) -> TensorDraw:
-    """:meth:`CaseSpec.tensor`, under the name the recipe modules use."""
-    return spec.tensor(name)
-
-
-def set_tensor(spec: CaseSpec, name: str, **changes: Any) -> None:
-    """:meth:`CaseSpec.replace_tensor`, under the name the recipe modules use."""
-    spec.replace_tensor(name, **changes)
-
-
-def resized(values: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
-    """Values for a tensor whose shape a breaker changed: the old ones, cycled."""
-    if values is None:
-        return None
-    return np.resize(values.reshape(-1), math.prod(shape)).reshape(shape)
-
-
-def set_shape_input(spec: CaseSpec, name: str, values: Sequence[int]) -> None:
-    """Give the constant shape input ``name`` new values (and the length they have)."""
-    new = shape_tensor(name, values)
-    set_tensor(spec, name, shape=new.shape, values=new.values)
-
-
-def reshaped(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
-    set_tensor(spec, name, shape=shape, values=resized(find(spec, name).values, shape))
-
-
-def other_rank(shape: tuple[int, ...], max_rank: int) -> tuple[int, ...]:
-    """A shape of another rank that stays within 1..max_rank where it can (a rank-0
-    shape or a rank above the level would break a different rule): one more trailing
-    1, or one dimension fewer at the top rank."""
-    if len(shape) < max_rank:
-        return (*shape, 1)
-    return shape[:-1]
-
-
-def converted(values: np.ndarray | None, dt: DType) -> np.ndarray | None:
-    """``values`` held in ``dt``'s storage, clipped into its range (a retyped graph
-    input must still hold values of its new type)."""
-    if values is None:
-        return None
-    if dt.kind == "bool":
-        return values.astype(np.float64) != 0
-    if dt.kind in ("int", "shape"):
-        lo, hi = dt.int_range
-        if values.dtype.kind in "biu":  # exact: no trip through float64
-            return np.clip(values.astype(np.int64), lo, hi).astype(dt.storage)
-        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-        # Bounds within int64 as floats: float(2**63 - 1) would round up past it.
-        wide = np.clip(wide, max(lo, -(2**62)), min(hi, 2**62))
-        return wide.astype(np.int64).astype(dt.storage)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return values.astype(np.float64).astype(dt.storage)
-
-
-def retype(spec: CaseSpec, name: str, dt: DType) -> None:
-    set_tensor(spec, name, dtype=dt, values=converted(find(spec, name).values, dt))
-
-
-def scalar_breaker(name: str, clause: str) -> Breaker:
-    """A breaker making tensor ``name`` rank 0, for arguments declared with rank >= 1."""
-
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-        out = broken(spec, clause)
-        reshaped(out, name, ())
-        return out
-
-    fn.__name__ = f"scalar_{name}"
-    return fn
-
-
-def retype_breaker(choices: Sequence[tuple[str, DType]]) -> Breaker:
-    """A type-combination breaker for operators the generic one cannot break (a single
-    bound tensor whose every retyping is some other mode, or shape_t tensors): retype
-    one (tensor, type) pair that no mode accepts."""
-
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-        names = {t.name for t in spec.inputs + spec.outputs}
-        present = [(n, dt) for n, dt in choices if n in names]
-        if not present:
-            return None
-        name, dt = draw(st.sampled_from(present), label="retyped tensor")
-        out = broken(spec, TYPE_CLAUSE)
-        retype(out, name, dt)
-        return out
-
-    return fn
+# -- helpers -------------------------------------------------------------------------
 
 
 def element_attribute(draw: st.DrawFn, rc: RecipeContext, dt: DType, label: str) -> Any:
@@ -147,13 +62,6 @@ def element_attribute(draw: st.DrawFn, rc: RecipeContext, dt: DType, label: str)
     return float(v.astype(np.float64))
 
 
-def bad_axis(draw: st.DrawFn, rank: int) -> int:
-    """An i32 axis outside 0..rank-1."""
-    return draw(
-        st.one_of(st.integers(-(2**31), -1), st.integers(rank, 2**31 - 1)), label="bad axis"
-    )
-
-
 # -- CONCAT -------------------------------------------------------------------------
 
 
@@ -163,7 +71,9 @@ def _concat_output_axis(spec: CaseSpec) -> None:
     axis = int(spec.attributes["axis"])
     total = sum(t.shape[axis] if axis < len(t.shape) else 1 for t in spec.inputs)
     o = spec.outputs[0]
-    set_tensor(spec, o.name, shape=tuple(total if i == axis else d for i, d in enumerate(o.shape)))
+    spec.replace_tensor(
+        o.name, shape=tuple(total if i == axis else d for i, d in enumerate(o.shape))
+    )
 
 
 @recipe("CONCAT")
@@ -211,7 +121,7 @@ def concat_mixed_types(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
     others = [m.dtype("in_out_t") for m in rc.op_spec.modes if m.dtype("in_out_t") is not dt]
     k = draw(st.integers(0, len(spec.inputs) - 1), label="retyped input")
     out = broken(spec, TYPES_CLAUSE)
-    retype(out, spec.inputs[k].name, draw(st.sampled_from(others), label="its type"))
+    out.retype_tensor(spec.inputs[k].name, draw(st.sampled_from(others), label="its type"))
     return out
 
 
@@ -235,7 +145,7 @@ def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
     axis = int(spec.attributes["axis"])
     delta = draw(st.sampled_from([1, -1] if o.shape[axis] > 1 else [1]), label="off by")
     shape = tuple(d + delta if i == axis else d for i, d in enumerate(o.shape))
-    set_tensor(out, o.name, shape=shape)
+    out.replace_tensor(o.name, shape=shape)
     return out
 
 
@@ -253,7 +163,7 @@ def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another rank")
     t = out.inputs[k]
-    reshaped(out, t.name, other_rank(t.shape, rc.level["MAX_RANK"]))
+    out.reshape_tensor(t.name, other_rank(t.shape, rc.level["MAX_RANK"]))
     _concat_output_axis(out)
     return out
 
@@ -269,7 +179,7 @@ def concat_dims(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another shape")
     j = draw(st.sampled_from([i for i in range(rank) if i != axis]), label="dimension")
     t = out.inputs[k]
-    reshaped(out, t.name, tuple(d + 1 if i == j else d for i, d in enumerate(t.shape)))
+    out.reshape_tensor(t.name, tuple(d + 1 if i == j else d for i, d in enumerate(t.shape)))
     _concat_output_axis(out)
     return out
 
@@ -306,9 +216,9 @@ def pad(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 def pad_padding_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """padding is [start, end] per input dimension: one value more or fewer."""
     out = broken(spec, INPUTS_CLAUSE)
-    values = list(find(spec, "padding").values)  # type: ignore[arg-type]
+    values = list(spec.tensor("padding").values)  # type: ignore[arg-type]
     values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 0]
-    set_shape_input(out, "padding", values)
+    out.set_shape_input("padding", values)
     return out
 
 
@@ -322,7 +232,7 @@ def output_rank_breaker(clause: str) -> Breaker:
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
         out = broken(spec, clause)
         o = out.outputs[0]
-        set_tensor(out, o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
+        out.replace_tensor(o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
         return out
 
     return fn
@@ -336,10 +246,10 @@ breaks("SLICE", "TILE", "TRANSPOSE", clause=RANK_CLAUSE)(output_rank_breaker(RAN
 @breaks("PAD", clause="padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
 def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     out = broken(spec, "padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
-    values = find(spec, "padding").values.copy()  # type: ignore[union-attr]
+    values = spec.tensor("padding").values.copy()  # type: ignore[union-attr]
     i = draw(st.integers(0, len(values) - 1), label="negative padding")
     values[i] = draw(st.integers(-(2**31), -1), label="its value")
-    set_tensor(out, "padding", values=values)
+    out.replace_tensor("padding", values=values)
     return out
 
 
@@ -375,7 +285,9 @@ def _dim_off_by_one(draw: st.DrawFn, spec: CaseSpec, clause: str) -> CaseSpec:
     o = out.outputs[0]
     i = draw(st.integers(0, len(o.shape) - 1), label="wrong output dimension")
     delta = draw(st.sampled_from([1, -1] if o.shape[i] > 1 else [1]), label="off by")
-    set_tensor(out, o.name, shape=tuple(d + delta if j == i else d for j, d in enumerate(o.shape)))
+    out.replace_tensor(
+        o.name, shape=tuple(d + delta if j == i else d for j, d in enumerate(o.shape))
+    )
     return out
 
 
@@ -415,7 +327,7 @@ def reshape_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSp
     o = spec.outputs[0]
     out = _dim_off_by_one(draw, spec, OUTPUTS_CLAUSE)
     if draw(st.booleans(), label="another rank instead"):
-        set_tensor(out, o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
+        out.replace_tensor(o.name, shape=other_rank(o.shape, rc.level["MAX_RANK"]))
     return out
 
 
@@ -427,7 +339,7 @@ def reshape_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     """Another element count, the shape input and the output agreeing on it."""
     clause = SIZE_CLAUSE
     out = _dim_off_by_one(draw, spec, clause)
-    set_shape_input(out, "shape", out.outputs[0].shape)
+    out.set_shape_input("shape", out.outputs[0].shape)
     return out
 
 
@@ -482,9 +394,9 @@ SLICE_LENGTH = SLICE_LENGTH_CLAUSE
 def slice_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     out = broken(spec, SLICE_LENGTH)
     name = draw(st.sampled_from(["start", "size"]), label="longer or shorter vector")
-    values = [int(v) for v in find(spec, name).values]  # type: ignore[union-attr]
+    values = [int(v) for v in spec.tensor(name).values]  # type: ignore[union-attr]
     values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 1]
-    set_shape_input(out, name, values)
+    out.set_shape_input(name, values)
     return out
 
 
@@ -494,8 +406,8 @@ def _slice_vector_breaker(clause: str) -> Breaker:
 
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
         shape1 = spec.inputs[0].shape
-        start = find(spec, "start").values.copy()  # type: ignore[union-attr]
-        size = find(spec, "size").values.copy()  # type: ignore[union-attr]
+        start = spec.tensor("start").values.copy()  # type: ignore[union-attr]
+        size = spec.tensor("size").values.copy()  # type: ignore[union-attr]
         i = draw(st.integers(0, len(shape1) - 1), label="index")
         out = broken(spec, clause)
         if clause == "start[index] < 0":
@@ -504,8 +416,8 @@ def _slice_vector_breaker(clause: str) -> Breaker:
             size[i] = draw(st.integers(-(2**31), 0), label="size")
         else:  # the window ends past the input
             start[i] = shape1[i] - size[i] + draw(st.integers(1, 4), label="past the end by")
-        set_tensor(out, "start", values=start)
-        set_tensor(out, "size", values=size)
+        out.replace_tensor("start", values=start)
+        out.replace_tensor("size", values=size)
         return out
 
     return fn
@@ -555,9 +467,9 @@ def tile(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 def tile_multiples_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """multiples is declared with shape [rank(shape1)]: one value more or fewer."""
     out = broken(spec, INPUTS_CLAUSE)
-    values = [int(v) for v in find(spec, "multiples").values]  # type: ignore[union-attr]
+    values = [int(v) for v in spec.tensor("multiples").values]  # type: ignore[union-attr]
     values = values[:-1] if draw(st.booleans(), label="shorter") else [*values, 1]
-    set_shape_input(out, "multiples", values)
+    out.set_shape_input("multiples", values)
     return out
 
 
@@ -639,5 +551,5 @@ def transpose_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     shape = list(o.shape)
     shape[i], shape[j] = shape[j], shape[i]
     out = broken(spec, "shape1[perms[i]] != shape[i]")
-    set_tensor(out, o.name, shape=tuple(shape))
+    out.replace_tensor(o.name, shape=tuple(shape))
     return out

@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.invalid import TYPE_CLAUSE, breaks, broken, other_rank, retype_breaker
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
-from strategies.recipes.data_layout import other_rank, retype_breaker, set_tensor
 from strategies.shapes import shapes
 
 
@@ -48,7 +47,7 @@ def const_output_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
         shape = tuple(d + 1 if j == i else d for j, d in enumerate(o.shape))
     else:
         shape = other_rank(o.shape, rc.level["MAX_RANK"])
-    set_tensor(out, o.name, shape=shape)
+    out.replace_tensor(o.name, shape=shape)
     return out
 
 

@@ -23,6 +23,7 @@ from conformance.dtypes import DType
 from reference.compliance import MIN_DOT_PRODUCTS
 from reference.compliance.descriptor import DATA_SETS as _SETS
 from strategies.recipes import RecipeContext
+from strategies.recipes.common import aimed
 from strategies.values import special_values
 
 DATA_SETS = tuple(sorted(_SETS))  # -1: free values with special values, else Appendix A's S
@@ -160,30 +161,22 @@ def sizes_with_product(
 # -- attribute targets ------------------------------------------------------------------
 
 
-def attribute_target(rc: RecipeContext, name: str) -> str | None:
-    """VALUE of an "attr:NAME=VALUE" target for this attribute, else None."""
-    prefix = f"attr:{name}="
-    if rc.target and rc.target.startswith(prefix):
-        return rc.target.removeprefix(prefix)
-    return None
-
-
 _THREE = st.integers(0, 2)
 
 
 def local_bound(draw: st.DrawFn, rc: RecipeContext) -> bool | None:
     """local_bound as asked by an "attr:local_bound=..." target, else absent (the
     default, false), false or true."""
-    aimed = attribute_target(rc, "local_bound")
-    if aimed is not None:
-        return aimed == "true"
+    target = aimed(rc, "local_bound")
+    if target is not None:
+        return target == "true"
     return (None, False, True)[draw(_THREE, label="local_bound")]
 
 
 def boolean_attribute(draw: st.DrawFn, rc: RecipeContext, name: str) -> bool:
-    aimed = attribute_target(rc, name)
-    if aimed is not None:
-        return aimed == "true"
+    target = aimed(rc, name)
+    if target is not None:
+        return target == "true"
     return draw(st.booleans(), label=name)
 
 
@@ -201,8 +194,8 @@ def zero_point(draw: st.DrawFn, rc: RecipeContext, dt: DType, name: str) -> int 
     if not (dt.is_int and dt.bits == 8):
         return 0
     lo, hi = dt.int_range
-    aimed = attribute_target(rc, name)
-    kind = {"zero": 0, "min": 1, "max": 2, "nonzero": 3}.get(aimed or "")
+    target = aimed(rc, name)
+    kind = {"zero": 0, "min": 1, "max": 2, "nonzero": 3}.get(target or "")
     if kind is None:
         kind = min(3, draw(_ZP_KIND, label=f"{name}: kind"))
     if kind == 0:

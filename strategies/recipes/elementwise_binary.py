@@ -1,5 +1,7 @@
-"""Recipes for the element-wise binary operators, and the broadcast breakers that every
-operator built on ``broadcast_shape`` shares (binary, comparison and SELECT)."""
+"""Recipes and breakers for the element-wise binary operators.  Their broadcast
+breakers come from :func:`strategies.invalid.register_broadcast_breakers`, which
+comparison and SELECT share; the helpers at the top build operand values that meet
+(ties, partners, shift ends) for this module's recipes."""
 
 from __future__ import annotations
 
@@ -12,12 +14,11 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.dtypes import DType
 from reference.arguments import INPUTS_CLAUSE
-from reference.broadcast import DIM_CLAUSE, RANK_CLAUSE
 from reference.ops.elementwise_binary import BROADCAST
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import breaks, broken
+from strategies.invalid import breaks, broken, register_broadcast_breakers
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import elementwise
+from strategies.recipes.common import drawn_bool, elementwise, project, share_values
 from strategies.shapes import shapes
 from strategies.tie_values import (
     add_partner,
@@ -28,117 +29,9 @@ from strategies.tie_values import (
     shifted_product_partner,
     shifted_ties,
 )
-from strategies.values import ValueRange, special_values
+from strategies.values import ValueRange, add_specials, float_regime
 
-# -- target helpers shared by the recipe modules --------------------------------------
-
-
-def aimed(rc: RecipeContext, name: str) -> str | None:
-    """VALUE when the job aims at attribute ``name`` taking it ("attr:NAME=VALUE")."""
-    if rc.target and rc.target.startswith("attr:"):
-        key, _, value = rc.target.removeprefix("attr:").partition("=")
-        if key == name:
-            return value
-    return None
-
-
-def drawn_bool(draw: st.DrawFn, rc: RecipeContext, name: str, *, allowed: bool = True) -> bool:
-    """A boolean attribute: the targeted value where the job aims at it, else drawn;
-    always false where the case cannot have it true (``allowed``)."""
-    if not allowed:
-        return False
-    value = aimed(rc, name)
-    if value in ("true", "false"):
-        return value == "true"
-    return draw(st.booleans(), label=name)
-
-
-def zero_point(draw: st.DrawFn, rc: RecipeContext, name: str, lo: int, hi: int) -> int:
-    """A zero point in [lo, hi]: the targeted class ("zero", "nonzero", "min", "max")
-    where the job aims at it, else an end, 0, or any value (non-zero most often)."""
-    value = aimed(rc, name)
-    if value == "min":
-        return lo
-    if value == "max":
-        return hi
-    if value == "zero" and lo <= 0 <= hi:
-        return 0
-    nonzero = st.integers(lo, hi).filter(lambda v: v != 0)
-    if value == "nonzero" and (lo, hi) != (0, 0):
-        return draw(nonzero, label=name)
-    return draw(st.one_of(st.sampled_from([lo, 0, hi]), nonzero, nonzero), label=name)
-
-
-def wants_every_special(draw: st.DrawFn, rc: RecipeContext, label: str) -> bool:
-    """Whether a case places every special value of its inputs' types at random
-    positions: never for "edge" (rc.values places them in order) and "ties" (whose
-    values are built), else in some cases."""
-    if rc.target in ("edge", "ties"):
-        return False
-    return draw(st.booleans(), label=label)
-
-
-# -- value helpers shared by the element-wise recipe modules -------------------------
-
-
-def float_regime(
-    draw: st.DrawFn, dt: DType, *extra: ValueRange | None, rc: RecipeContext | None = None
-) -> ValueRange | None:
-    """One value regime per case for a float operand: the default (small values and
-    every special value, NaN and infinities included), the whole finite range, or one
-    of the operator's own ranges (where its interesting results are).  A ValueRange
-    with bounds drops NaN and out-of-range infinities, hence a choice per case rather
-    than one range for all; an "edge" target always takes the default."""
-    if rc is not None and rc.target == "edge":
-        return None
-    full = ValueRange(low=-dt.fp.normal_max, high=dt.fp.normal_max)
-    return draw(st.sampled_from([None, full, *extra]), label="value regime")
-
-
-def add_specials(
-    draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...], rc: RecipeContext | None = None
-) -> None:
-    """Put special values (NaN, infinities, signed zeros, subnormals, extremes) into
-    the named float inputs: a few at drawn positions, or, in some cases, every one of
-    them at once, so that each turns up in a handful of cases rather than by luck (and
-    also where the bulk was drawn in a bounded range, which drops NaN and infinities).
-    Nothing for an "edge" target: rc.values has placed them all, paired across the
-    inputs.  Only for operators with no REQUIRE on these values: the behaviour tables
-    define every special result."""
-    if rc is not None and rc.target == "edge":
-        return  # rc.values placed every special value, paired across the inputs
-    for t in spec.inputs:
-        if t.name not in names or not t.dtype.is_float or t.values is None or not t.values.size:
-            continue
-        pool = special_values(t.dtype)
-        flat = t.values.reshape(-1)  # a view: what is written lands in t.values
-        label = f"{t.name}: every special value"
-        every = wants_every_special(draw, rc, label) if rc else draw(st.booleans(), label=label)
-        if every:
-            rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="positions"))
-            # Distinct positions, the pool shuffled: a tensor smaller than the pool
-            # gets a random part of it.
-            order = zip(rng.permutation(flat.size), rng.permutation(len(pool)), strict=False)
-            overrides = [(int(p), pool[int(k)]) for p, k in order]
-        else:
-            where = st.integers(0, flat.size - 1)
-            overrides = draw(
-                st.lists(st.tuples(where, st.sampled_from(pool)), max_size=min(4, flat.size)),
-                label=f"{t.name}: special values",
-            )
-        for pos, v in overrides:
-            with np.errstate(over="ignore", invalid="ignore"):
-                flat[pos] = np.asarray(v).astype(t.dtype.storage)
-
-
-def project(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Values laid out at the output shape, read back at the positions an operand of
-    ``shape`` (broadcast to the output) holds: the first index along its size-1 axes."""
-    index = tuple(
-        slice(None) if d == full else slice(0, 1)
-        for d, full in zip(shape, values.shape, strict=True)
-    )
-    return values[index]
+# -- operand values that meet ----------------------------------------------------------
 
 
 def place_ends(draw: st.DrawFn, t: TensorDraw, ends: list[int], label: str) -> None:
@@ -176,95 +69,6 @@ def rebuild(
     with np.errstate(all="ignore"):
         wide = np.broadcast_to(a.values.astype(kind), out_shape)
         b.values = np.asarray(project(make(rng, wide), b.shape)).astype(b.dtype.storage)
-
-
-def share_values(draw: st.DrawFn, spec: CaseSpec, src: int, dst: int) -> None:
-    """Copy some of input ``src``'s values into input ``dst`` where they meet, so that
-    ties (equal operands, -0 against +0, equal infinities) occur, not just by luck."""
-    if not draw(st.booleans(), label="operands share values"):
-        return
-    a, b = spec.inputs[src], spec.inputs[dst]
-    assert a.values is not None and b.values is not None
-    out_shape = spec.outputs[0].shape
-    seen = project(np.broadcast_to(a.values, out_shape), b.shape)
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="shared positions"))
-    mask = rng.random(b.shape) < 0.5
-    b.values = np.where(mask, seen, b.values).astype(b.values.dtype)
-
-
-# -- broadcast breakers ----------------------------------------------------------------
-
-
-def _broadcast_inputs(rc: RecipeContext) -> list[int]:
-    """Inputs shaped by a shape name other than the output's (shape1, shape2, ...)."""
-    out_name = rc.op_spec.outputs[0].shape.name
-    return [
-        i
-        for i, a in enumerate(rc.op_spec.inputs)
-        if a.shape.kind == "named" and a.shape.name != out_name
-    ]
-
-
-def _reshaped(t: TensorDraw, shape: tuple[int, ...]) -> TensorDraw:
-    """``t`` with a new shape, its values repeated or cut to fill it."""
-    assert t.values is not None
-    return replace(t, shape=shape, values=np.resize(t.values, shape).astype(t.values.dtype))
-
-
-def register_broadcast_breakers(operators: tuple[str, ...], clause: str) -> None:
-    """Breakers for broadcast_shape()'s two clauses and the operator's own
-    ``shape != broadcast_shape(...)`` (labelled ``clause``)."""
-
-    @breaks(*operators, clause=clause)
-    def wrong_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """The inputs broadcast fine, but not to the declared output shape."""
-        out = broken(spec, clause)
-        t = out.outputs[0]
-        shape = list(t.shape)
-        if len(shape) > 0 and draw(st.booleans(), label="output dimension or rank wrong"):
-            dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
-            shape[dim] += draw(st.integers(1, 3), label="added to it")
-        elif len(shape) < rc.level["MAX_RANK"]:
-            shape.insert(0, 1)  # a leading 1 numpy would accept, TOSA does not
-        else:
-            shape.pop(0)
-        out.outputs[0] = replace(t, shape=tuple(shape))
-        return out
-
-    @breaks(*operators, clause=RANK_CLAUSE)
-    def rank_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """One input one rank short or long (numpy would broadcast it, TOSA does not)."""
-        out = broken(spec, RANK_CLAUSE)
-        k = draw(st.sampled_from(_broadcast_inputs(rc)), label="input of the wrong rank")
-        t = out.inputs[k]
-        assert t.values is not None
-        if t.shape and (len(t.shape) >= rc.level["MAX_RANK"] or draw(st.booleans())):
-            out.inputs[k] = replace(t, shape=t.shape[1:], values=np.asarray(t.values[0]))
-        else:
-            shape = (1, *t.shape)
-            out.inputs[k] = replace(t, shape=shape, values=t.values.reshape(shape))
-        return out
-
-    @breaks(*operators, clause=DIM_CLAUSE)
-    def dim_mismatch(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """Two inputs with different sizes above 1 in one dimension."""
-        out = broken(spec, DIM_CLAUSE)
-        ks = _broadcast_inputs(rc)
-        if not out.outputs[0].shape:  # rank 0: lift every operand to rank 1 first
-            out.outputs[0] = replace(out.outputs[0], shape=(1,))
-            for k in ks:
-                out.inputs[k] = _reshaped(out.inputs[k], (1,))
-        rank = len(out.outputs[0].shape)
-        dim = draw(st.integers(0, rank - 1), label="dimension made incompatible")
-        pair = draw(st.permutations(ks), label="inputs made incompatible")[:2]
-        a = max(2, out.outputs[0].shape[dim])
-        b = a + draw(st.integers(1, 3), label="size difference")
-        for k in ks:
-            size = a if k == pair[0] else b if k == pair[1] else 1
-            shape = list(out.inputs[k].shape)
-            shape[dim] = size
-            out.inputs[k] = _reshaped(out.inputs[k], tuple(shape))
-        return out
 
 
 # -- recipes ------------------------------------------------------------------------
@@ -567,20 +371,12 @@ register_broadcast_breakers(
 )
 
 
-def _rank_up(t: TensorDraw) -> TensorDraw:
-    """``t`` with a leading dimension of 1: the same values at one rank more."""
-    assert t.values is not None
-    shape = (1, *t.shape)
-    return replace(t, shape=shape, values=t.values.reshape(shape))
-
-
 @breaks("MUL", clause=INPUTS_CLAUSE)
 def mul_shift_not_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A shift of rank 1: the argument declares rank 0 (the pseudocode's own
     ERROR_IF(rank(shift) != 0) never gets there, the argument check comes first)."""
     out = broken(spec, INPUTS_CLAUSE)
-    k = next(i for i, t in enumerate(out.inputs) if t.name == "shift")
-    out.inputs[k] = _rank_up(out.inputs[k])
+    out.reshape_tensor("shift", (1, *out.tensor("shift").shape))  # the same values
     return out
 
 
@@ -588,5 +384,6 @@ def mul_shift_not_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> 
 def table_not_rank1(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A table of rank 2 (one row of the right length): the argument declares rank 1."""
     out = broken(spec, INPUTS_CLAUSE)
-    out.inputs[1] = _rank_up(out.inputs[1])
+    table = out.inputs[1]
+    out.reshape_tensor(table.name, (1, *table.shape))  # the same values
     return out

@@ -9,15 +9,11 @@ import numpy as np
 from hypothesis import strategies as st
 
 from strategies.case import CaseSpec
+from strategies.invalid import register_broadcast_breakers
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import elementwise
-from strategies.recipes.elementwise_binary import (
-    add_specials,
-    float_regime,
-    register_broadcast_breakers,
-    share_values,
-)
+from strategies.recipes.common import elementwise, share_values
 from strategies.recipes.elementwise_unary import float_unary
+from strategies.values import add_specials, float_regime
 
 SELECT_BROADCAST = "shape != broadcast_shape(broadcast_shape(shape1, shape2), shape3)"
 

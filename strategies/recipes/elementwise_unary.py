@@ -18,9 +18,8 @@ from conformance.dtypes import DType
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import elementwise
-from strategies.recipes.elementwise_binary import add_specials, float_regime, zero_point
-from strategies.values import ValueRange
+from strategies.recipes.common import elementwise, zero_point
+from strategies.values import ValueRange, add_specials, float_regime
 
 RegimeFn = Callable[[DType], list[ValueRange]]
 

@@ -31,11 +31,12 @@ from reference.ops.image import (
     SCALE_POSITIVE_CLAUSE,
     SIZE_CLAUSE,
 )
-from strategies.case import CaseSpec, TensorDraw
+from strategies.case import CaseSpec, TensorDraw, resized, shape_tensor
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.elementwise_binary import add_specials, aimed
+from strategies.recipes.common import aimed
 from strategies.ties import ulp
+from strategies.values import add_specials
 
 NEAREST, BILINEAR = "NEAREST_NEIGHBOR", "BILINEAR"
 MAX_N = 1 << 11  # ERROR_IF(scale_n > (1 << 11))
@@ -58,11 +59,6 @@ class Axis:
     @property
     def out_size(self) -> int:
         return self.numerator // self.d + 1
-
-
-def _shape_tensor(name: str, values: list[int]) -> TensorDraw:
-    arr = np.array(values, np.int64)
-    return TensorDraw(name, (len(values),), dtypes.SHAPE, arr, const=True)
 
 
 def _borders(in_size: int, n: int, d: int, offset: int, cap: int) -> range:
@@ -152,9 +148,9 @@ def _build(
     n, _, _, c = x.shape
     inputs = [
         x,
-        _shape_tensor("scale", [y.n, y.d, x_axis.n, x_axis.d]),
-        _shape_tensor("offset", [y.offset, x_axis.offset]),
-        _shape_tensor("border", [y.border, x_axis.border]),
+        shape_tensor("scale", [y.n, y.d, x_axis.n, x_axis.d]),
+        shape_tensor("offset", [y.offset, x_axis.offset]),
+        shape_tensor("border", [y.border, x_axis.border]),
     ]
     out = TensorDraw("output", (n, y.out_size, x_axis.out_size, c), out_dtype)
     return rc.spec_of(inputs, [out], attributes={"mode": mode})
@@ -322,8 +318,7 @@ def _rebuilt(
     assert t.values is not None
     n, c = (1, 1) if single else (t.shape[0], t.shape[3])
     shape = (n, y.in_size, x.in_size, c)
-    values = np.resize(t.values, shape).astype(t.values.dtype)
-    x_in = replace(t, shape=shape, values=values)
+    x_in = replace(t, shape=shape, values=resized(t.values, shape))
     new = _build(rc, x_in, y, x, spec.attributes["mode"], spec.outputs[0].dtype)
     out = broken(spec, clause)
     out.inputs, out.outputs = new.inputs, new.outputs

@@ -26,9 +26,8 @@ from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.reduction import AXIS_CLAUSE, REDUCED_AXIS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import breaks, broken
+from strategies.invalid import bad_axis, breaks, broken, other_rank, scalar_breaker
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.data_layout import bad_axis, other_rank, scalar_breaker, set_tensor
 from strategies.recipes.data_sets import (
     data_set,
     dot_aim,
@@ -186,7 +185,7 @@ def reduction_not_one(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Cas
     o = out.outputs[0]
     # Often the input's own length: the output of forgetting to reduce.
     d = draw(st.integers(2, max(2, spec.inputs[0].shape[axis])), label="output axis length")
-    set_tensor(out, o.name, shape=tuple(d if i == axis else n for i, n in enumerate(o.shape)))
+    out.replace_tensor(o.name, shape=tuple(d if i == axis else n for i, n in enumerate(o.shape)))
     return out
 
 
@@ -202,7 +201,7 @@ def reduction_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSp
         shape = o.shape[:axis] + o.shape[axis + 1 :]
     else:
         shape = other_rank(o.shape, rc.level["MAX_RANK"])
-    set_tensor(out, o.name, shape=shape)
+    out.replace_tensor(o.name, shape=shape)
     return out
 
 

@@ -18,7 +18,6 @@ from reference.arguments import INPUTS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.data_layout import find, reshaped
 from strategies.shapes import shapes
 
 
@@ -73,9 +72,9 @@ def index_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     out = broken(spec, INPUTS_CLAUSE)
     names = ["indices", "input"] if spec.operator == "SCATTER" else ["indices"]
     name = draw(st.sampled_from(names), label="mismatched input")
-    t = find(out, name)
+    t = out.tensor(name)
     # Indices: one more batch; SCATTER's input: one more channel.
     dim = 0 if name == "indices" else 2
     shape = tuple(d + 1 if i == dim else d for i, d in enumerate(t.shape))
-    reshaped(out, name, shape)  # the added rows repeat earlier ones: indices stay in range
+    out.reshape_tensor(name, shape)  # the added rows repeat earlier ones: indices stay in range
     return out

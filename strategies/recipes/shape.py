@@ -15,17 +15,9 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.ops.shape import CONCAT_LENGTH_CLAUSE, DIM_AXIS_CLAUSE, LENGTH_CLAUSE
-from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken
+from strategies.case import CaseSpec, TensorDraw, shape_tensor
+from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken, retype_breaker, scalar_breaker
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.data_layout import (
-    find,
-    retype_breaker,
-    scalar_breaker,
-    set_shape_input,
-    set_tensor,
-    shape_tensor,
-)
 from strategies.shapes import shapes
 
 MIN = dtypes.SHAPE.int_range.min
@@ -122,11 +114,11 @@ def dim(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 def operand_lengths(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     out = broken(spec, LENGTH_CLAUSE)
     name = draw(st.sampled_from(["input1", "input2"]), label="changed operand")
-    values = [int(v) for v in find(spec, name).values]  # type: ignore[union-attr]
+    values = [int(v) for v in spec.tensor(name).values]  # type: ignore[union-attr]
     shorter = bool(values) and draw(st.booleans(), label="shorter")
-    set_shape_input(out, name, values[:-1] if shorter else [*values, 1])
+    out.set_shape_input(name, values[:-1] if shorter else [*values, 1])
     if name == "input1":  # the output follows input1, so only the lengths disagree
-        set_tensor(out, "output", shape=find(out, "input1").shape)
+        out.replace_tensor("output", shape=out.tensor("input1").shape)
     return out
 
 
@@ -138,7 +130,7 @@ def concat_shape_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> C
     out = broken(spec, CONCAT_LENGTH)
     (n,) = spec.outputs[0].shape
     delta = draw(st.sampled_from([1, -1] if n > 0 else [1]), label="off by")
-    set_tensor(out, "output", shape=(n + delta,))
+    out.replace_tensor("output", shape=(n + delta,))
     return out
 
 
@@ -185,7 +177,7 @@ def dim_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
     """The output is declared a shape of one value."""
     out = broken(spec, OUTPUTS_CLAUSE)
     shape = draw(st.sampled_from([(), (2,), (1, 1), (0,)]), label="output shape")
-    set_tensor(out, "output", shape=shape)
+    out.replace_tensor("output", shape=shape)
     return out
 
 

@@ -45,7 +45,6 @@ from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.conv_geometry import conv_geometry, kernel_channels_cap
-from strategies.recipes.data_layout import find, reshaped, set_tensor
 from strategies.recipes.data_sets import (
     DotAim,
     data_set,
@@ -559,19 +558,19 @@ def idiv_remainder(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSp
     if numerator % s == 0:
         shape[1 + j] += draw(st.integers(1, s - 1), label="input grown by")
     out.attributes["stride"] = tuple(stride)
-    reshaped(out, "input", tuple(shape))
+    out.reshape_tensor("input", tuple(shape))
     return out
 
 
 def _resize_output(draw: st.DrawFn, out: CaseSpec, dim: int) -> None:
     """Output dimension ``dim`` one to three larger or smaller (never below 1)."""
-    shape = list(find(out, "output").shape)
+    shape = list(out.tensor("output").shape)
     d = draw(st.integers(1, 3), label="output size off by")
     if shape[dim] > d and draw(st.booleans(), label="smaller"):
         shape[dim] -= d
     else:
         shape[dim] += d
-    set_tensor(out, "output", shape=tuple(shape))
+    out.replace_tensor("output", shape=tuple(shape))
 
 
 def _size_breaker(ops: Sequence[str], dim: int, clause: str) -> None:
@@ -622,9 +621,9 @@ def _bias_breaker(ops: Sequence[str], clause: str) -> None:
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         """A bias of neither the output channel count nor 1."""
         out = broken(spec, clause)
-        oc = find(spec, "output").shape[-1]
+        oc = spec.tensor("output").shape[-1]
         wrong = [v for v in range(2, oc + 4) if v != oc]
-        reshaped(out, "bias", (draw(st.sampled_from(wrong), label="BC"),))
+        out.reshape_tensor("bias", (draw(st.sampled_from(wrong), label="BC"),))
         return out
 
     fn.__name__ = f"bias_breaker_{ops[0]}"
@@ -654,15 +653,15 @@ def inputs_disagree(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseS
     how = draw(st.sampled_from(["shared", "rank", "bias"]), label="input made wrong")
     if how == "bias" and len(spec.inputs) > 2:
         bias = spec.inputs[2]
-        reshaped(out, bias.name, (*bias.shape, 1))
+        out.reshape_tensor(bias.name, (*bias.shape, 1))
     elif how == "rank":
         other = (1, *first.shape) if draw(st.booleans(), label="one more") else first.shape[1:]
-        reshaped(out, first.name, other)
+        out.reshape_tensor(first.name, other)
     else:
         dim, _ = draw(st.sampled_from(_SHARED_DIMS[spec.operator]), label="dimension")
         dims = list(second.shape)
         dims[dim] += draw(st.integers(1, 3), label="added to it")
-        reshaped(out, second.name, tuple(dims))
+        out.reshape_tensor(second.name, tuple(dims))
     return out
 
 
@@ -671,11 +670,11 @@ def output_disagrees(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     """An output whose N or channel count is not the inputs', or of another rank (the
     generic breaker leaves these operators alone: OH and OW tie to no input)."""
     out = broken(spec, OUTPUTS_CLAUSE)
-    shape = list(find(spec, "output").shape)
+    shape = list(spec.tensor("output").shape)
     how = draw(st.sampled_from(["N", "OC", "rank"]), label="output made wrong")
     if how == "rank":
         shape = [1, *shape] if draw(st.booleans(), label="one more") else shape[1:]
     else:
         shape[0 if how == "N" else -1] += draw(st.integers(1, 3), label="added to it")
-    set_tensor(out, "output", shape=tuple(shape))
+    out.replace_tensor("output", shape=tuple(shape))
     return out

@@ -57,7 +57,7 @@ from strategies.recipes.pool_geometry import (
     window_cap,
 )
 from strategies.shapes import shapes
-from strategies.values import ValueRange
+from strategies.values import ValueRange, float_regime
 
 POOLS = ("AVG_POOL2D", "MAX_POOL2D")
 FFTS = ("FFT2D", "RFFT2D")
@@ -66,23 +66,6 @@ SPECIAL_PLANE = 32 * 32  # largest FFT plane drawn with inf/NaN among its values
 
 
 # -- small helpers ---------------------------------------------------------------------
-
-
-def _reshape(spec: CaseSpec, name: str, shape: tuple[int, ...]) -> None:
-    """Give tensor ``name`` a new shape; input values are the old ones, cycled."""
-    t = next(t for t in spec.inputs + spec.outputs if t.name == name)
-    values = None
-    if t.values is not None:
-        values = np.resize(t.values.reshape(-1), math.prod(shape)).reshape(shape)
-        values = values.astype(t.values.dtype)
-    spec.replace_tensor(name, shape=shape, values=values)
-
-
-def _float_regime(draw: st.DrawFn, dt: DType, *extra: ValueRange) -> ValueRange | None:
-    """None (small values plus every special value), the whole finite range, or one of
-    ``extra``: a choice per case, as a bounded range drops NaN and infinities."""
-    top = dt.fp.normal_max
-    return draw(st.sampled_from([None, ValueRange(-top, top), *extra]), label="value regime")
 
 
 def _coarse(draw: st.DrawFn, dt: DType, values: np.ndarray) -> np.ndarray:
@@ -171,7 +154,7 @@ def argmax_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpe
     else:
         dim = draw(st.integers(0, len(shape) - 1), label="dimension made wrong")
         shape[dim] += draw(st.integers(1, 3), label="added to it")
-    _reshape(out, "output", tuple(shape))
+    out.reshape_tensor("output", tuple(shape))
     return out
 
 
@@ -179,7 +162,7 @@ def argmax_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpe
 def argmax_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A rank-0 input: the argument declares rank 1 at least."""
     out = broken(spec, INPUTS_CLAUSE)
-    _reshape(out, "input", ())
+    out.reshape_tensor("input", ())
     return out
 
 
@@ -192,7 +175,7 @@ def max_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     n, y, x, c = pool_geometry(draw, rc)
     shape = (n, y.size, x.size, c)
     # Max has no REQUIRE: every value (NaN, both zeros, infinities, extremes) is valid.
-    r = _float_regime(draw, dt) if dt.is_float else None
+    r = float_regime(draw, dt) if dt.is_float else None
     values = rc.values(draw, dt, shape, r, label="input")
     if dt.is_float:
         values = _coarse(draw, dt, values)
@@ -244,7 +227,7 @@ def avg_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         # No REQUIRE on the float path: specials give inf/NaN averages, still valid;
         # the rule takes local_bound true here, so each leaves only its windows
         # without an accuracy limit.
-        values = rc.values(draw, dt, shape, _float_regime(draw, dt), label="input")
+        values = rc.values(draw, dt, shape, float_regime(draw, dt), label="input")
         values = place_specials(draw, dt, values, "input")
     else:
         values = _int_avg_values(draw, rc, dt, shape, y.kernel * x.kernel, int(input_zp))
@@ -345,7 +328,7 @@ def _idiv_breaker(axis: int, clause: str) -> None:
         if span % s == 0:
             shape[1 + axis] += draw(st.integers(1, s - 1), label="input grown by")
         out.attributes["stride"] = tuple(stride)
-        _reshape(out, "input", tuple(shape))
+        out.reshape_tensor("input", tuple(shape))
         return out
 
     fn.__name__ = f"idiv_breaker_{axis}"
@@ -362,7 +345,7 @@ def _out_size_breaker(axis: int, clause: str) -> None:
             shape[1 + axis] -= d
         else:
             shape[1 + axis] += d
-        _reshape(out, "output", tuple(shape))
+        out.reshape_tensor("output", tuple(shape))
         return out
 
     fn.__name__ = f"out_size_breaker_{axis}"
@@ -384,7 +367,7 @@ def _other_rank_4d(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
 @breaks(*POOLS, clause=INPUTS_CLAUSE)
 def pool_input_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     out = broken(spec, INPUTS_CLAUSE)
-    _reshape(out, "input", _other_rank_4d(draw, spec.inputs[0].shape))
+    out.reshape_tensor("input", _other_rank_4d(draw, spec.inputs[0].shape))
     return out
 
 
@@ -395,11 +378,11 @@ def pool_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     shape = list(spec.outputs[0].shape)
     how = draw(st.sampled_from(["N", "C", "rank"]), label="output made wrong")
     if how == "rank":
-        _reshape(out, "output", _other_rank_4d(draw, tuple(shape)))
+        out.reshape_tensor("output", _other_rank_4d(draw, tuple(shape)))
         return out
     dim = 0 if how == "N" else 3
     shape[dim] += draw(st.integers(1, 3), label="added to it")
-    _reshape(out, "output", tuple(shape))
+    out.reshape_tensor("output", tuple(shape))
     return out
 
 
@@ -525,7 +508,7 @@ def fft(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     s = data_set(draw, rc, dt)
     # No REQUIRE: inf and NaN make their plane's outputs inf/NaN, which is valid; the
     # unit range keeps most sums well inside the type.
-    r = _float_regime(draw, dt, ValueRange(-1.0, 1.0)) if s < 0 else None
+    r = float_regime(draw, dt, ValueRange(-1.0, 1.0)) if s < 0 else None
     # The reference sums a plane holding inf or NaN term by term (IEEE specials, not
     # rounding, decide it), O((H*W)**2): with special values (the free-values set
     # always has them), planes stay at 32 x 32.
@@ -577,11 +560,13 @@ def _fft_dim_breaker(dim: int, clause: str) -> None:
         out = broken(spec, clause)
         size = _not_power_of_two(draw, spec.inputs[0].shape[dim], "size")
         for t in spec.inputs:
-            _reshape(out, t.name, tuple(size if i == dim else d for i, d in enumerate(t.shape)))
+            out.reshape_tensor(
+                t.name, tuple(size if i == dim else d for i, d in enumerate(t.shape))
+            )
         out_size = size if dim == 1 else _out_width(rc.name, size)
         for t in spec.outputs:
             shape = tuple(out_size if i == dim else d for i, d in enumerate(t.shape))
-            _reshape(out, t.name, shape)
+            out.reshape_tensor(t.name, shape)
         return out
 
     fn.__name__ = f"fft_dim_breaker_{dim}"
@@ -599,10 +584,12 @@ def fft_inputs(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     if rc.name == "FFT2D" and draw(st.booleans(), label="imaginary part mismatched"):
         dim = draw(st.integers(0, 2), label="dimension made wrong")
         # Doubling keeps H and W powers of two: only the shape agreement breaks.
-        _reshape(out, "input_imag", tuple(d * 2 if i == dim else d for i, d in enumerate(shape)))
+        out.reshape_tensor(
+            "input_imag", tuple(d * 2 if i == dim else d for i, d in enumerate(shape))
+        )
         return out
     if draw(st.booleans(), label="rank 4 rather than 2"):
-        _reshape(out, "input_real", (1, *shape))
+        out.reshape_tensor("input_real", (1, *shape))
     else:
-        _reshape(out, "input_real", (shape[0] * shape[1], shape[2]))
+        out.reshape_tensor("input_real", (shape[0] * shape[1], shape[2]))
     return out

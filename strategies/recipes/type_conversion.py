@@ -22,11 +22,10 @@ from hypothesis import strategies as st
 from conformance.dtypes import DType
 from strategies.case import CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.elementwise_binary import wants_every_special
 from strategies.shapes import shapes
 from strategies.tie_values import float_midpoints
 from strategies.ties import cast_rounds, ulp
-from strategies.values import ValueRange, edge_pool, special_values
+from strategies.values import ValueRange, edge_pool, special_values, wants_every_special
 
 
 def _edges(in_t: DType, out_t: DType) -> list[float]:

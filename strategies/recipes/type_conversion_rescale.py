@@ -32,7 +32,7 @@ from reference.ops import type_conversion as tc
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.elementwise_binary import aimed, drawn_bool, zero_point
+from strategies.recipes.common import aimed, drawn_bool, zero_point
 from strategies.shapes import shapes
 from strategies.ties import shift_classes
 
@@ -522,7 +522,5 @@ def channel_count_wrong(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> C
     nc = out.inputs[1].shape[0]
     wrong = draw(st.sampled_from([k for k in (nc - 1, nc + 1, nc + 2) if k >= 1]), label="NC")
     for k in (1, 2):
-        t = out.inputs[k]
-        assert t.values is not None
-        out.inputs[k] = replace(t, shape=(wrong,), values=np.resize(t.values, (wrong,)))
+        out.reshape_tensor(out.inputs[k].name, (wrong,))
     return out
