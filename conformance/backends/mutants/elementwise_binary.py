@@ -5,6 +5,7 @@ shares."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from conformance.backends.mutants.tools import output_of as _out
 from conformance.dtypes import FP16, I32
 from conformance.spec import Spec
 from reference import arithmetic as ar
+from reference.broadcast import apply_broadcast
 from reference.context import OpContext
 from reference.registry import OpFunction
 
@@ -328,3 +330,182 @@ def _broadcast_by_cycling(original: OpFunction, ctx: OpContext) -> Result:
         return result
     # Integer results of the new pairings wrap as the kernel's arithmetic does.
     return original(ignoring_requires(with_inputs(ctx, **changes)))
+
+
+# -- added by the second red-team pass --------------------------------------------------
+
+
+@mutant(
+    "logical-shift-count-masked",
+    ["LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT"],
+    "i8 / i16 with a shift of at least the lane width (8 / 16) up to 31",
+    "the shift count is taken modulo the lane width, as RISC-V vsll / vsrl use only the "
+    "low log2(SEW) bits of the shift: an i8 shift by 9 shifts by 1 instead of giving 0",
+    "i8 / i16 LOGICAL_LEFT_SHIFT and LOGICAL_RIGHT_SHIFT vectors with shifts of 8..31 / "
+    "16..31 and non-zero inputs (i8 1 << 9 = 0, not 2)",
+    breaks="LOGICAL_LEFT_SHIFT.tosac: REQUIRE(0 <= value2 && value2 <= 31) for every "
+    "in_out_t, result = value1 << value2 in in_out_t (all bits shifted out)",
+)
+def _logical_shift_masked(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # the REQUIRE 0 <= value2 <= 31
+    bits = ctx.dtype("in_out_t").bits
+    shift = np.asarray(ctx.arg("input2"))
+    if bits >= 32 or not np.any(ar.as_int(shift) >= bits):
+        return result
+    masked = (ar.as_int(shift) & (bits - 1)).astype(shift.dtype)
+    return original(with_inputs(ctx, input2=masked))
+
+
+@mutant(
+    "mul-narrow-product-wraps",
+    ["MUL"],
+    "i8 / i16 inputs whose product leaves the input type's range",
+    "the product is formed in the input lane width (NEON vmul.s8 / vmul.s16 instead of "
+    "the widening vmull), then sign-extended to the i32 output: it wraps",
+    "MUL i8 / i16 vectors whose products leave -128..127 / -32768..32767 (i8 100 * 2 = "
+    "200, not -56)",
+    breaks="MUL.tosac: result = apply_mul_s(value1, value2) written to out_t = i32_t "
+    "(the full product of i8 / i16 operands)",
+)
+def _mul_narrow_product(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    in_t = ctx.dtype("in_t")
+    if not in_t.is_int or in_t.bits >= 32:
+        return result
+    a, b = broadcast_pair(ctx, ar.as_int)
+    return {"output": ar.wrap(a * b, in_t.bits)}
+
+
+@mutant(
+    "pow-negative-base-via-exp-log",
+    ["POW"],
+    "floating point, input1 < 0 with an integral input2",
+    "POW lowered as exp(input2 * log(input1)): log of a negative base is NaN, so "
+    "integral powers of negative numbers are NaN (pow(-2, 3) gives NaN, not -8)",
+    "POW vectors with negative bases and integral exponents (-2 ** 3, -3 ** 2, -5 ** 0)",
+    breaks="introduction, POW accuracy: only 'x is less than zero and y is non-integral' "
+    "must give NaN; otherwise the result is within the bound of the fp64 pow(x, y)",
+)
+def _pow_exp_log(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    a, _ = broadcast_pair(ctx, ar.as_float)
+    return {"output": np.where(a < 0, np.nan, output_of(result))}
+
+
+@mutant(
+    "pow-negative-zero-base-sign-lost",
+    ["POW"],
+    "floating point, input1 = -0 with an odd integral input2",
+    "POW computes |x| ** y and fixes the sign with (x < 0 && y odd): -0 < 0 is false, so a "
+    "-0 base is taken as +0 (pow(-0, -3) is +inf instead of -inf, pow(-0, 3) is +0)",
+    "POW vectors pairing a -0.0 base with odd integral exponents, negative ones above all "
+    "(-0.0 ** -1 = -inf)",
+    breaks="introduction, POW accuracy: the result is checked against the fp64 "
+    "pow(x, y), and pow(-0, y) for an odd integer y < 0 is -inf",
+)
+def _pow_negative_zero(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    a, b = broadcast_pair(ctx, ar.as_float)
+    with np.errstate(all="ignore"):
+        odd = np.isfinite(b) & (np.abs(np.fmod(b, 2.0)) == 1.0)
+        lost = (a == 0) & np.signbit(a) & odd
+        return {"output": np.where(lost, np.power(0.0, b), output_of(result))}
+
+
+@mutant(
+    "ars-round-add-overflows",
+    ["ARITHMETIC_RIGHT_SHIFT"],
+    "i32 with round = true, value1 > 2**31 - 1 - 2**(value2 - 1)",
+    "the rounded shift is computed as (value1 + (1 << (value2 - 1))) >> value2 in 32 bits: "
+    "the addition wraps for values near the top of the range, so the result is negative",
+    "ARITHMETIC_RIGHT_SHIFT i32 round=true vectors with value1 near 2**31 - 1 and a "
+    "shift >= 1 (2**31 - 1 >> 1 = 2**30, not -2**30)",
+    breaks="ARITHMETIC_RIGHT_SHIFT.tosac: if (round && value2 > 0) result = result + "
+    "((value1 >> (value2 - 1)) & 1): the rounding bit is added after the shift, nothing "
+    "overflows",
+)
+def _ars_round_overflows(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # the REQUIRE 0 <= value2 <= 31
+    if ctx.dtype("in_out_t") is not I32 or not bool(ctx.attr("round", False)):
+        return result
+    a, b = broadcast_pair(ctx, ar.as_int)
+    rounding = np.where(b > 0, np.left_shift(np.int64(1), np.maximum(b - 1, 0)), 0)
+    return {"output": np.right_shift(ar.wrap(a + rounding, 32), b)}
+
+
+def elementwise_operators(spec: Spec) -> tuple[str, ...]:
+    """Every operator of the element-wise groups (one output, computed element by
+    element): binary, unary, ternary, comparison, activation and type conversion."""
+    groups = (
+        "elementwise-binary",
+        "elementwise-unary",
+        "elementwise-ternary",
+        "comparison",
+        "activation",
+        "type-conversion",
+    )
+    return tuple(op.name for group in groups for op in spec.groups()[group])
+
+
+INDEX_WRAP = 1 << 16  # the modelled kernel's 16-bit element counter
+
+
+@mutant(
+    "elementwise-index-u16-wraps",
+    elementwise_operators,
+    f"more than {INDEX_WRAP} output elements",
+    "the element-wise kernel walks the tensor with a 16-bit element index (a DMA "
+    f"descriptor's length field): element i is computed from the inputs at i mod "
+    f"{INDEX_WRAP}, so everything past the first {INDEX_WRAP} elements repeats them",
+    f"element-wise vectors with more than {INDEX_WRAP} elements ({INDEX_WRAP} + 1 is "
+    "enough) whose values differ past the first 65536",
+    breaks="every element-wise operator: for_each(index in shape) computes every output "
+    "element from its own inputs (a tensor may hold up to (1 << (MAX_LOG2_SIZE + 1)) - 1 "
+    "bytes)",
+)
+def _index_u16_wraps(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    name = next(iter(result))
+    out = np.asarray(result[name])
+    if out.size <= INDEX_WRAP:
+        return result
+    flat = out.reshape(-1)
+    return {name: flat[np.arange(flat.size) % INDEX_WRAP].reshape(out.shape)}
+
+
+def _signalling_nan(x: np.ndarray, dt: Any) -> np.ndarray:
+    """Where the stored float ``x`` is a NaN with its quiet bit (the top mantissa bit)
+    clear."""
+    x = np.ascontiguousarray(x)
+    view = {1: np.uint8, 2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
+    quiet = 1 << (dt.normal_frac - 1)
+    with np.errstate(invalid="ignore"):
+        return np.isnan(x.astype(np.float64)) & ((x.view(view).astype(np.int64) & quiet) == 0)
+
+
+@mutant(
+    "minmax-signalling-nan-dropped",
+    ["MAXIMUM", "MINIMUM"],
+    "floating point, a signalling NaN (quiet bit clear) in one operand only",
+    "the NaN test before the compare-select looks at the quiet bit only (a hand-written "
+    "is_nan: exponent all ones and top mantissa bit set): a signalling NaN is not seen, "
+    "the comparison is false and the other operand is returned",
+    "MAXIMUM / MINIMUM vectors with signalling NaNs (fp32 0x7F800001, fp16 0x7C01, bf16 "
+    "0x7F81) against numbers",
+    breaks="library apply_max_s / apply_min_s: if (isNaN(a) || isNaN(b)) return NaN, for "
+    "every NaN encoding",
+)
+def _minmax_snan(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    dt = ctx.dtype("in_out_t")
+    if not dt.is_float or dt.normal_frac is None:
+        return result
+    shape = ctx.out_shape()
+    raw_a = apply_broadcast(np.asarray(ctx.arg("input1")), shape)
+    raw_b = apply_broadcast(np.asarray(ctx.arg("input2")), shape)
+    snan_a, snan_b = _signalling_nan(raw_a, dt), _signalling_nan(raw_b, dt)
+    a, b = ar.as_float(raw_a), ar.as_float(raw_b)
+    if not (np.any(snan_a & ~np.isnan(b)) or np.any(snan_b & ~np.isnan(a))):
+        return result
+    out = np.where(snan_a & ~np.isnan(b), b, output_of(result))
+    return {"output": np.where(snan_b & ~np.isnan(a), a, out)}

@@ -132,3 +132,121 @@ mutant(
     "NEGATE i8 vectors with a non-zero output_zp",
     breaks="NEGATE.tosac: value = apply_add_s<acc_t>(value, output_zp) before the clip",
 )(_negate_zp_ignored("output_zp"))
+
+
+# -- added by the second red-team pass --------------------------------------------------
+
+
+@mutant(
+    "clz-zero-gives-31",
+    ["CLZ"],
+    "input 0",
+    "CLZ as 31 - bsr(x) (x86 BSR, or __builtin_clz, whose result for 0 is undefined): "
+    "the bit scan of 0 reads as bit 0, so CLZ(0) is 31 instead of 32",
+    "CLZ vectors holding 0",
+    breaks="CLZ.tosac: result = count_leading_zeros(value1), which is 32 for a value of 0",
+)
+def _clz_zero(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    x = ar.as_int(ctx.arg("input1"))
+    return {"output": np.where(x == 0, 31, ar.as_int(output_of(result)))}
+
+
+INT32_INDEFINITE = -(2**31)  # what x86 cvttss2si returns for NaN and out-of-range values
+
+
+@mutant(
+    "ceil-floor-through-int32",
+    ["CEIL", "FLOOR"],
+    "floating point: |result| >= 2**31, infinities, NaN",
+    "CEIL / FLOOR done through an int32 conversion and back (SSE2 without roundps): values "
+    "beyond the int32 range, infinities and NaN become -2**31 (the 'integer indefinite')",
+    "CEIL / FLOOR vectors with values beyond +-2**31 (fp32 / bf16: 3e9, 1e30), infinities "
+    "and NaN (fp16 results of -2**31 overflow to -inf)",
+    breaks="CEIL.tosac / FLOOR.tosac: result = apply_ceil / apply_floor of value1 in "
+    "in_out_t: the integral value, infinities and NaN unchanged",
+)
+def _ceil_floor_int32(original: OpFunction, ctx: OpContext) -> Result:
+    # The real kernel also turns -0 results into +0, which the 0.5 ulp rule of CEIL and
+    # FLOOR allows (a zero's sign is not checked there): left out, the mutant only
+    # changes what the spec forbids.
+    r = ar.as_float(output_of(original(ctx)))
+    with np.errstate(invalid="ignore"):
+        fits = np.isfinite(r) & (r >= -(2.0**31)) & (r < 2.0**31)
+    return {"output": np.where(fits, r, float(INT32_INDEFINITE))}
+
+
+@mutant(
+    "rsqrt-via-pow",
+    ["RSQRT"],
+    "floating point, -0 and -inf",
+    "RSQRT as C pow(x, -0.5): pow(-0, -0.5) is +inf (RSQRT(-0) must be -inf) and "
+    "pow(-inf, -0.5) is +0 (RSQRT of a negative value must be NaN)",
+    "RSQRT vectors holding -0.0 and -inf",
+    breaks="introduction, RSQRT accuracy: 'If the input is less than zero the result must "
+    "be a NaN. Otherwise if the input is a zero the output must be an infinity of the same "
+    "sign'",
+)
+def _rsqrt_via_pow(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    x = ar.as_float(ctx.arg("input1"))
+    out = np.where(x == 0, np.inf, output_of(result))  # pow(+-0, -0.5) = +inf
+    return {"output": np.where(x == -np.inf, 0.0, out)}
+
+
+@mutant(
+    "logical-not-bitwise",
+    ["LOGICAL_NOT"],
+    "all",
+    "LOGICAL_NOT done as a bitwise NOT of the bool byte (~b instead of !b): ~1 is 0xFE "
+    "and ~0 is 0xFF, both non-zero, so every result is true",
+    "LOGICAL_NOT vectors with a true input",
+    breaks="LOGICAL_NOT.tosac: result = !value1",
+)
+def _logical_not_bitwise(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    return {"output": np.ones_like(np.asarray(output_of(result)), dtype=np.bool_)}
+
+
+@mutant(
+    "clz-via-fp32-exponent",
+    ["CLZ"],
+    "values within half an fp32 ulp below a power of two >= 2**25 (2**31 - 1 among them)",
+    "CLZ from the exponent of the value converted to fp32 (a core without a CLZ "
+    "instruction): the conversion rounds 2**k - 1 up to 2**k for k >= 25, so "
+    "CLZ(2**31 - 1) is 0 instead of 1",
+    "CLZ vectors with 2**31 - 1 and values just below 2**25 ... 2**31 (e.g. 2**25 - 1)",
+    breaks="CLZ.tosac: result = count_leading_zeros(value1), of the exact 32-bit value",
+)
+def _clz_fp32(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    x = ar.as_int(ctx.arg("input1"))
+    _, exponent = np.frexp(np.where(x > 0, x, 1).astype(np.float32).astype(np.float64))
+    return {"output": np.where(x > 0, 32 - exponent.astype(np.int64), output_of(result))}
+
+
+COS_TABLE = 256  # entries over one period
+
+
+@mutant(
+    "cos-lut-interpolated",
+    ["COS"],
+    "floating point, 0 < |x| < about 0.2 (mod 2 pi) where the bound is below the table's error",
+    f"COS from a {COS_TABLE}-entry table over [0, 2 pi) with linear interpolation (an NPU's "
+    "LUT unit): its absolute error of up to 7.5e-5 is fine for large |x| but not near 0, "
+    "where the bound shrinks with |x|",
+    "COS vectors with small inputs (1e-3 <= |x| <= 0.1, e.g. 0.01)",
+    breaks="introduction, COS accuracy: err_bnd = calcAbsErrorBound<in_out_t>(x, "
+    "1+abs(x), 0, 2), which is |x| * (1 + |x|) * 2**(-normal_frac / 2)",
+)
+def _cos_lut(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its shape check
+    x = ar.as_float(ctx.arg("input"))
+    step = 2 * np.pi / COS_TABLE
+    with np.errstate(invalid="ignore"):
+        position = np.mod(np.abs(x), 2 * np.pi) / step
+        index = np.floor(position)
+        fraction = position - index
+        low, high = np.cos(index * step), np.cos((index + 1) * step)
+        table = low + fraction * (high - low)
+    return {"output": np.where(np.isfinite(x), table, output_of(result))}

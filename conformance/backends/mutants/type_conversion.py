@@ -270,3 +270,194 @@ def _cast_min_wraps(original: OpFunction, ctx: OpContext) -> Result:
     # float -> int32 gives INT32_MIN for anything below it (x86's "integer indefinite")
     via_i32 = np.where(np.isfinite(r) & (r >= I32_MIN), r, I32_MIN).astype(np.int64)
     return {"output": np.where(r < out_t.min, ar.wrap(via_i32, out_t.bits), output_of(result))}
+
+
+# -- added by the second red-team pass --------------------------------------------------
+
+
+@mutant(
+    "cast-bool-true-minus-one",
+    ["CAST"],
+    "bool -> i8 / i16 / i32, true inputs",
+    "the bool is widened as a SIMD compare mask (all ones) and sign-extended: true casts "
+    "to -1 instead of 1",
+    "CAST bool -> integer vectors with true inputs",
+    breaks="CAST.tosac: if (in_t == bool_t) out = (in) ? 1 : 0",
+)
+def _cast_bool_minus_one(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("in_t").name != "bool" or not ctx.dtype("out_t").is_int:
+        return result
+    return {"output": -ar.as_int(output_of(result))}
+
+
+@mutant(
+    "cast-to-bool-low-byte",
+    ["CAST"],
+    "i16 / i32 -> bool, non-zero values whose low byte is 0",
+    "the integer is narrowed to a byte before the test against 0 (the bool lane is 8 "
+    "bits): 256 or -65536 casts to false",
+    "CAST i16 / i32 -> bool vectors with multiples of 256 (256, -512, 2**31 - 2**8 ...)",
+    breaks="CAST.tosac: if (out_t == bool_t) out = (in != 0) ? true : false, on the whole value",
+)
+def _cast_bool_low_byte(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    in_t = ctx.dtype("in_t")
+    if ctx.dtype("out_t").name != "bool" or not in_t.is_int or in_t.bits <= 8:
+        return result
+    return {"output": (ar.as_int(ctx.arg("input")) & 0xFF) != 0}
+
+
+@mutant(
+    "rescale-output-unsigned-clamped-signed",
+    ["RESCALE"],
+    "output_unsigned = true with results in the top half of the unsigned range",
+    "output_unsigned is honoured by the zero point but the final clamp uses the signed "
+    "range: uint8 results of 128..255 saturate to 127 (uint16: 32768..65535 to 32767)",
+    "RESCALE output_unsigned vectors with results of 128..255 (i8) or 32768..65535 (i16)",
+    breaks="RESCALE.tosac: if (output_unsigned) out = apply_clip_u<i32_t>(result, "
+    "minimum_u<out_t>(), maximum_u<out_t>())",
+)
+def _rescale_out_unsigned_signed_clamp(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # every ERROR_IF and REQUIRE of the real graph
+    if not bool(ctx.attr("output_unsigned", False)):
+        return result
+    bits = ctx.dtype("out_t").bits
+    unsigned = ar.as_int(output_of(result)) & ((1 << bits) - 1)
+    return {"output": ar.wrap(np.minimum(unsigned, (1 << (bits - 1)) - 1), bits)}
+
+
+def _rescaled(ctx: OpContext, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """apply_scale_32 / apply_scale_16 of ``value`` with the graph's parameters (their
+    REQUIREs are the real graph's, checked by the reference run)."""
+    multiplier, shift = tc.rescale_channel_params(ctx, shape, bool(ctx.attr("per_channel", False)))
+    if bool(ctx.attr("scale32", False)):
+        scaled, _ = tc.apply_scale_32(
+            value, multiplier, shift, bool(ctx.attr("double_round", False))
+        )
+    else:
+        scaled, _ = tc.apply_scale_16(value, multiplier, shift)
+    return np.asarray(scaled)
+
+
+@mutant(
+    "rescale-unsigned-zero-point-sign-extended",
+    ["RESCALE"],
+    "input_unsigned / output_unsigned with a zero point of 128..255 (uint8) or 32768 (uint16)",
+    "the zero point of an unsigned side is sign-extended like a signed one (the value "
+    "itself is zero-extended): uint8 zp 200 is taken as -56, uint16 zp 32768 as -32768",
+    "RESCALE vectors with input_unsigned or output_unsigned and a zero point in the top "
+    "half of the unsigned range (uint16 zp 32768)",
+    breaks="RESCALE.tosac: if (input_unsigned) ... zero_extend<int32_t>(input_zp); if "
+    "(output_unsigned) extended_out_zp = zero_extend<int32_t>(output_zp)",
+)
+def _rescale_zp_sign_extended(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # every ERROR_IF and REQUIRE of the real graph
+    in_uns = bool(ctx.attr("input_unsigned", False))
+    out_uns = bool(ctx.attr("output_unsigned", False))
+    if not (in_uns or out_uns):
+        return result
+    in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    in_zp = tc.rescale_zero_point(ctx, "input_zp", in_t, in_uns)
+    out_zp = tc.rescale_zero_point(ctx, "output_zp", out_t, out_uns)
+    bug_in = int(ar.wrap(np.int64(in_zp), in_t.bits)) if in_uns else in_zp
+    bug_out = int(ar.wrap(np.int64(out_zp), out_t.bits)) if out_uns else out_zp
+    if (bug_in, bug_out) == (in_zp, out_zp):
+        return result
+    x = np.asarray(ctx.arg("input"))
+    value = ar.as_int(x) & ((1 << in_t.bits) - 1) if in_uns else ar.as_int(x)
+    scaled = _rescaled(ctx, value - bug_in, x.shape) + bug_out
+    if out_uns:
+        top = (1 << out_t.bits) - 1
+        return {"output": ar.wrap(np.clip(scaled, 0, top), out_t.bits)}
+    return {"output": np.clip(scaled, out_t.min, out_t.max)}
+
+
+@mutant(
+    "cast-to-bf16-nan-payload-lost",
+    ["CAST"],
+    "fp32 -> bf16, NaNs whose payload is only in the low 16 bits",
+    "fp32 -> bf16 rounds the bit pattern (bits + 0x7FFF + lsb) >> 16 with no NaN test: a "
+    "NaN whose top 7 mantissa bits are 0 (0x7F800001) becomes infinity",
+    "CAST fp32 -> bf16 vectors with non-canonical NaNs (0x7F800001, 0xFF80FFFF: signalling "
+    "NaNs with a small payload)",
+    breaks="introduction, precision: 'If any input is a NaN and the result is "
+    "floating-point then the result must be a NaN'",
+)
+def _cast_bf16_nan_payload(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("in_t").name != "fp32" or ctx.dtype("out_t") is not BF16:
+        return result
+    x = np.ascontiguousarray(ctx.arg("input"), dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.int64)
+    top = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    to_inf = np.isnan(x) & ((top & 0x7FFF) == 0x7F80)
+    if not np.any(to_inf):
+        return result  # the other NaNs keep the reference's bits
+    out = np.array(output_of(result), copy=True)
+    out[to_inf] = np.where(top & 0x8000, -np.inf, np.inf)[to_inf].astype(out.dtype)
+    return {"output": out}
+
+
+def _double_round_at_31(original: Callable[..., Any]) -> Callable[..., Any]:
+    def scale_32(value: Any, multiplier: Any, shift: Any, double_round: bool) -> Any:
+        result, checks = original(value, multiplier, shift, double_round)
+        at_31 = np.asarray(shift) == 31
+        if not double_round or not np.any(at_31):
+            return result, checks
+        half = 1 << 30
+        safe = np.where((value >= -half) & (value < half), value, 0)
+        bias = np.where(safe >= 0, half, -half)
+        early = np.right_shift(safe * multiplier + half + bias, 31)
+        return np.where(at_31, ar.wrap(early, 32), result), checks
+
+    return scale_32
+
+
+@mutant(
+    "rescale-double-round-at-shift-31",
+    ["RESCALE"],
+    "scale32 with double_round and a shift of exactly 31",
+    "the double-rounding bias is applied from shift >= 31 instead of shift > 31 (an "
+    "off-by-one in the test): at shift 31 non-negative values round with 2**31 instead of "
+    "2**30, negative ones are floored",
+    "RESCALE double_round vectors with shift = 31 (per-tensor and per-channel)",
+    breaks="introduction, apply_scale_32: if (shift > 31 && value >= 0) round += 1<<30; "
+    "if (shift > 31 && value < 0) round -= 1<<30",
+    patch=(tc, "apply_scale_32"),
+)
+def _rescale_double_round_31(original: Callable[..., Any]) -> Callable[..., Any]:
+    return _double_round_at_31(original)
+
+
+CHANNEL_TABLE = 256  # entries of the modelled per-channel parameter table
+
+
+def _channel_index_u8(original: Callable[..., Any]) -> Callable[..., Any]:
+    def channel_params(ctx: OpContext, shape: tuple[int, ...], per_channel: bool) -> Any:
+        multiplier, shift = original(ctx, shape, per_channel)  # its ERROR_IF on NC
+        nc = np.asarray(multiplier).shape[-1] if per_channel else 1
+        if nc <= CHANNEL_TABLE:
+            return multiplier, shift
+        entry = np.arange(nc) % CHANNEL_TABLE
+        return multiplier[..., entry], shift[..., entry]
+
+    return channel_params
+
+
+@mutant(
+    "rescale-channel-index-u8-wraps",
+    ["RESCALE"],
+    f"per_channel with more than {CHANNEL_TABLE} channels",
+    f"the per-channel multiplier and shift live in a {CHANNEL_TABLE}-entry table indexed by "
+    f"the low 8 bits of the channel: channel c is scaled with the parameters of channel "
+    f"c mod {CHANNEL_TABLE}",
+    f"per-channel RESCALE vectors with more than {CHANNEL_TABLE} channels (e.g. 300) whose "
+    f"channels {CHANNEL_TABLE} and above have parameters unlike those {CHANNEL_TABLE} "
+    "lower",
+    breaks="RESCALE.tosac: int32_t c = (per_channel) ? index[rank(shape) - 1] : 0; "
+    "multiplier[c], shift[c] for every channel c < NC",
+    patch=(tc, "rescale_channel_params"),
+)
+def _rescale_channel_u8(original: Callable[..., Any]) -> Callable[..., Any]:
+    return _channel_index_u8(original)
