@@ -12,6 +12,7 @@ from conformance.backends.mutants import (
     with_inputs,
 )
 from conformance.backends.mutants.tools import output_of
+from conformance.graph import Operator
 from reference.context import OpContext
 from reference.registry import OpFunction
 
@@ -163,3 +164,135 @@ def _pad_swapped(original: OpFunction, ctx: OpContext) -> Result:
     if np.array_equal(swapped, padding):
         return original(ctx)
     return original(with_inputs(ctx, padding=np.ascontiguousarray(swapped)))
+
+
+@mutant(
+    "reshape-nchw-order",
+    ["RESHAPE"],
+    "rank-4 input to another rank, C > 1 and H * W > 1",
+    "the backend keeps 4-D tensors channel-first (NCHW) and flattens them in its own "
+    "order when the rank changes (the ONNX-converter Flatten bug): elements are read "
+    "N, C, H, W instead of N, H, W, C",
+    "RESHAPE vectors from a rank-4 [N, H, W, C] input with C > 1 and H * W > 1 to rank 2 "
+    "or 3 (e.g. [1, 2, 2, 3] -> [1, 12])",
+    breaks="RESHAPE.tosac: tmp_index = tensor_offset_to_index(shape1, offset), row-major "
+    "offsets on both sides",
+)
+def _reshape_nchw(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IFs and REQUIREs
+    x = np.asarray(ctx.arg("input1"))
+    out_shape = ctx.out_shape()
+    if x.ndim != 4 or len(out_shape) == 4:
+        return result
+    moved = np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)))
+    return {"output": moved.reshape(out_shape)}
+
+
+@mutant(
+    "tile-repeats-elements",
+    ["TILE"],
+    "an axis with shape1[i] > 1 and multiples[i] > 1",
+    "TILE is implemented as repeat (numpy.repeat / torch.repeat_interleave): each "
+    "element is repeated multiples[i] times instead of the whole axis being tiled",
+    "TILE vectors with multiples > 1 on an axis longer than 1 (e.g. [1, 2] x [1, 2] "
+    "gives [1, 2, 1, 2], not [1, 1, 2, 2])",
+    breaks="TILE.tosac: tmp_index[i] = index[i] % shape1[i]",
+)
+def _tile_repeats(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)  # its ERROR_IFs
+    x = np.asarray(ctx.arg("input1"))
+    multiples = np.asarray(ctx.arg("multiples"), dtype=np.int64).reshape(-1)
+    out = x
+    for axis, m in enumerate(multiples):
+        out = np.repeat(out, int(m), axis=axis)
+    return {"output": np.ascontiguousarray(out)}
+
+
+@mutant(
+    "pad-negative-zero-const",
+    ["PAD"],
+    "floating point with pad_const = -0.0",
+    "the padding fast path tests pad_const == 0 and clears the output with memset, which "
+    "writes +0.0 where pad_const is -0.0",
+    "float PAD vectors with pad_const = -0.0 (EXACT_NAN checks the sign of zero)",
+    breaks="PAD.tosac: value = is_pad ? pad_const : tensor_read(...), pad_const written as given",
+)
+def _pad_negative_zero(original: OpFunction, ctx: OpContext) -> Result:
+    if not ctx.dtype("in_out_t").is_float:
+        return original(ctx)
+    const = np.asarray(ctx.attr("pad_const", 0.0), dtype=np.float64)
+    if const.size != 1 or float(const.reshape(-1)[0]) != 0.0 or not np.signbit(const).all():
+        return original(ctx)
+    return original(with_attrs(ctx, pad_const=0.0))
+
+
+@mutant(
+    "reverse-axis-innermost-first",
+    ["REVERSE"],
+    "rank >= 2, axis != rank - 1 - axis",
+    "the axis is passed to a library that numbers dimensions innermost first (Arm Compute "
+    "Library style) without conversion: axis a reverses TOSA axis rank - 1 - a",
+    "REVERSE vectors of rank >= 2 reversing an outer axis (axis 0 of a [2, 3] tensor)",
+    breaks="REVERSE.tosac: tmp_index[axis] = shape[axis] - 1 - index[axis]",
+)
+def _reverse_innermost_first(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IF (axis in range)
+    x = np.asarray(ctx.arg("input"))
+    axis = int(ctx.attr("axis"))
+    if x.ndim < 2:
+        return result
+    return {"output": np.array(np.flip(x, axis=x.ndim - 1 - axis), copy=True)}
+
+
+def _producer(ctx: OpContext, tensor: str) -> Operator | None:
+    """The operator of the running block that writes ``tensor`` (None: an input or a
+    constant of the block)."""
+    return next((o for o in ctx.block.operators if tensor in o.outputs), None)
+
+
+@mutant(
+    "reshape-after-transpose-folded",
+    ["RESHAPE"],
+    "a RESHAPE of a TRANSPOSE's output whose permutation moves elements",
+    "a graph rewrite folds TRANSPOSE -> RESHAPE into one RESHAPE of the TRANSPOSE's "
+    "input (a canonicalisation that is only right when the transpose moves size-1 axes), "
+    "so the elements keep the untransposed order",
+    "graphs chaining TRANSPOSE (a permutation of axes longer than 1) into RESHAPE",
+    breaks="RESHAPE.tosac: output elements are input1's (the TRANSPOSE output's) in "
+    "row-major order",
+)
+def _reshape_after_transpose(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IFs and REQUIREs
+    producer = _producer(ctx, ctx.operands.inputs["input1"][0])
+    if producer is None or producer.op != "TRANSPOSE":
+        return result
+    before = np.asarray(ctx.values[producer.inputs[0]])
+    return {"output": np.ascontiguousarray(before).reshape(ctx.out_shape())}
+
+
+@mutant(
+    "concat-repeated-input-unwritten",
+    ["CONCAT"],
+    "the same tensor listed more than once in input1",
+    "concat elision: the memory planner places each input tensor straight into its slot "
+    "of the output buffer, which a tensor listed twice cannot occupy: its later slots are "
+    "never written (zeros)",
+    "CONCAT vectors whose input list repeats a tensor (CONCAT(x, y, x))",
+    breaks="CONCAT.tosac: every input1[k] is copied to its offset along axis, for all k",
+)
+def _concat_repeated_input(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IFs and REQUIREs
+    names = ctx.operands.inputs["input1"]
+    if len(set(names)) == len(names):
+        return result
+    out = np.array(output_of(result), copy=True)
+    axis = int(ctx.attr("axis"))
+    start = 0
+    for k, t in enumerate(ctx.input_tensors("input1")):
+        size = t.shape[axis] if t.shape else 1
+        if names[k] in names[:k]:
+            index = [slice(None)] * out.ndim
+            index[axis] = slice(start, start + size)
+            out[tuple(index)] = 0
+        start += size
+    return {"output": out}

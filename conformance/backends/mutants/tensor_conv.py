@@ -4,12 +4,14 @@ accumulation, zero points, bias, dilation, stride and padding geometry."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from conformance.backends.mutants import (
+    HelperPatch,
     Result,
     mutant,
     with_attrs,
@@ -301,3 +303,228 @@ mutant(
     breaks="CONV2D.tosac etc.: iy = oy * stride_y - pad_top, ix = ox * stride_x - pad_left",
     patch=(tensor_conv, "conv_axes"),
 )(_axes_patch(_strides_swapped))
+
+
+def _depth_undilated(axes: list[Any]) -> list[Any]:
+    if len(axes) == 3:  # [d, y, x]: CONV3D only
+        axes[0] = dataclasses.replace(axes[0], dilation=1)
+    return axes
+
+
+mutant(
+    "conv3d-dilation-d-ignored",
+    ("CONV3D",),
+    "dilation_d > 1",
+    "CONV3D is lowered to a sum of CONV2Ds over the depth taps, and the 2-D kernels get "
+    "dilation_y / dilation_x only: depth taps are read undilated (the output size still "
+    "follows dilation_d)",
+    "CONV3D vectors with dilation_d > 1 and KD > 1",
+    breaks="CONV3D.tosac: d = id + kd * dilation_d",
+    patch=(tensor_conv, "conv_axes"),
+)(_axes_patch(_depth_undilated))
+
+
+class _TransposeState(threading.local):
+    """The x axis of the TRANSPOSE_CONV2D being run, and the stride it is given."""
+
+    x_axis: Any = None
+    stride: int = 0
+
+
+_TRANSPOSE = _TransposeState()
+
+
+def _x_stride_from_y(original: Callable[..., Any]) -> Callable[..., Any]:
+    def transpose_span(self: Any, k: int) -> Any:
+        if _TRANSPOSE.x_axis is not None and self == _TRANSPOSE.x_axis:
+            return original(dataclasses.replace(self, stride=_TRANSPOSE.stride), k)
+        return original(self, k)
+
+    return transpose_span
+
+
+@mutant(
+    "transpose-conv-square-stride",
+    ("TRANSPOSE_CONV2D",),
+    "stride_y != stride_x",
+    "the deconvolution engine supports square strides only and places input columns "
+    "with stride_y as well (the output size still follows stride_x)",
+    "TRANSPOSE_CONV2D vectors with stride_y != stride_x",
+    breaks="TRANSPOSE_CONV2D.tosac: ox = ix * stride_x + dx + out_pad_left",
+    helpers=(HelperPatch(tensor_conv.ConvAxis, "transpose_span", _x_stride_from_y),),
+)
+def _transpose_square_stride(original: OpFunction, ctx: OpContext) -> Result:
+    sy, sx = (int(v) for v in np.asarray(ctx.attr("stride")).reshape(-1))
+    if sy == sx or sy < 1 or sx < 1:
+        return original(ctx)
+    _, _, iw, _ = ctx.input_tensor("input").shape
+    _, _, kw, _ = ctx.input_tensor("weight").shape
+    _, _, ow, _ = ctx.out_shape()
+    left = int(np.asarray(ctx.attr("out_pad")).reshape(-1)[2])
+    _TRANSPOSE.x_axis = tensor_conv.ConvAxis(iw, ow, kw, sx, 1, left)
+    _TRANSPOSE.stride = sy
+    try:
+        return original(ctx)
+    finally:
+        _TRANSPOSE.x_axis = None
+
+
+@mutant(
+    "matmul-b-batch0",
+    ("MATMUL",),
+    "N > 1",
+    "a batched MATMUL is lowered to FULLY_CONNECTED with B as a shared weight matrix: "
+    "every batch is multiplied by B's batch 0",
+    "MATMUL vectors with N > 1 whose B differs between batches",
+    breaks="MATMUL.tosac: value2 = tensor_read<in_t>(B, [N,C,W], [n,c,w]) (B's batch n)",
+)
+def _matmul_b_batch0(original: OpFunction, ctx: OpContext) -> Result:
+    b = np.asarray(ctx.arg("B"))
+    if b.ndim != 3 or b.shape[0] < 2:
+        return original(ctx)
+    return original(with_inputs(ctx, B=np.ascontiguousarray(np.broadcast_to(b[:1], b.shape))))
+
+
+_FORWARD_WEIGHT_SUM_AXES = {"CONV2D": (1, 2, 3), "CONV3D": (1, 2, 3, 4), "DEPTHWISE_CONV2D": (0, 1)}
+
+
+@mutant(
+    "conv-pads-zero-before-zp",
+    _CONV_FORWARD,
+    "i8 with input_zp != 0 and pad > 0",
+    "the input is padded with literal zeros and input_zp is then subtracted from every tap, "
+    "padding included: padded taps add (0 - input_zp) * weight instead of nothing (the "
+    "padding should hold the zero point)",
+    "i8 convolution vectors with a non-zero input_zp and padding, whose border outputs "
+    "meet non-zero weights",
+    breaks="CONV2D.tosac etc.: if (0 <= y < IH && 0 <= x < IW) { ... apply_sub_s(value, "
+    "input_zp) ... }: padded taps are skipped",
+)
+def _pads_zero_before_zp(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IFs and REQUIREs
+    zp = int(ctx.attr("input_zp", 0))
+    pads = np.asarray(ctx.attr("pad")).reshape(-1)
+    if ctx.dtype("in_t") is not I8 or zp == 0 or not pads.any():
+        return result
+    x = np.asarray(ctx.arg("input"))
+    w = np.asarray(ctx.arg("weight")).astype(np.int64) - int(ctx.attr("weight_zp", 0))
+    # sum of (weight - weight_zp) over the taps inside the input, per output: the
+    # operator on a constant input one step from the zero point, without bias
+    probe = zp + 1 if zp < 127 else zp - 1
+    inside = _out(
+        original(
+            with_inputs(
+                ctx,
+                input=np.full_like(x, probe),
+                bias=np.zeros_like(np.asarray(ctx.arg("bias"))),
+            )
+        )
+    ).astype(np.int64) * (probe - zp)
+    total = w.sum(axis=_FORWARD_WEIGHT_SUM_AXES[ctx.name]).reshape(-1)  # every tap
+    out = _out(result).astype(np.int64) - zp * (total - inside)
+    return {"output": ar.wrap(out, 32)}
+
+
+@mutant(
+    "fully-connected-zero-weights-skipped",
+    ["FULLY_CONNECTED"],
+    "floating point, an infinite or NaN input meeting a zero weight",
+    "the weight encoder compresses zero weights away (zero-skipping NPU weight streams), "
+    "so 0 * inf and 0 * NaN terms are never formed: an output whose only non-finite "
+    "input meets a zero weight is finite instead of NaN",
+    "float FULLY_CONNECTED vectors with an infinite or NaN input on a column whose weight "
+    "is 0 for some output",
+    breaks="FULLY_CONNECTED.tosac: acc = apply_add_s(acc, value * weight) for every ic "
+    "(0 * inf is NaN)",
+)
+def _zero_weights_skipped(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if not ctx.dtype("out_t").is_float:
+        return result
+    out = _out(result)
+    if not np.isnan(out).any():
+        return result
+    x = ar.as_float(ctx.arg("input"))  # [N, IC]
+    w = ar.as_float(ctx.arg("weight"))  # [OC, IC]
+    bias = np.broadcast_to(ar.as_float(ctx.arg("bias")).reshape(-1), (w.shape[0],))
+    with np.errstate(all="ignore"):
+        terms = np.where(w[None, :, :] != 0, x[:, None, :] * w[None, :, :], 0.0)
+        skipped = terms.sum(axis=2) + bias
+    return {"output": np.where(np.isnan(out), skipped, out)}
+
+
+@mutant(
+    "conv-folds-pad-const",
+    _CONV_FORWARD,
+    "a convolution of a PAD's output whose pad_const is not the input zero point",
+    "a graph rewrite folds PAD -> convolution into the convolution's own padding without "
+    "checking pad_const: the padded border is read as the zero point (0 for floats) "
+    "instead of pad_const",
+    "graphs chaining PAD (spatial padding, pad_const != input_zp) into CONV2D / CONV3D / "
+    "DEPTHWISE_CONV2D",
+    breaks="PAD.tosac: value = is_pad ? pad_const : ...; the convolution reads pad_const "
+    "at those positions (only its own pad attribute's taps are skipped)",
+)
+def _folds_pad_const(original: OpFunction, ctx: OpContext) -> Result:
+    src = ctx.operands.inputs["input"][0]
+    pad = next((o for o in ctx.block.operators if src in o.outputs), None)
+    if pad is None or pad.op != "PAD":
+        return original(ctx)
+    x = np.asarray(ctx.arg("input"))
+    padding = np.asarray(ctx.values[pad.inputs[1]], dtype=np.int64).reshape(-1, 2)
+    if padding.shape[0] != x.ndim or padding[0].any() or padding[-1].any():
+        return original(ctx)  # padding N or C: no convolution padding can hold it
+    zp = int(ctx.attr("input_zp", 0)) if ctx.dtype("in_t") is I8 else 0
+    if float(pad.attributes.get("pad_const", 0)) == zp:
+        return original(ctx)  # the fold is right
+    original(ctx)  # its ERROR_IFs and REQUIREs, on the graph's values
+    border = np.ones(x.shape, dtype=bool)
+    border[tuple(slice(int(b), d - int(a)) for (b, a), d in zip(padding, x.shape, strict=True))] = (
+        False
+    )
+    folded = np.where(border, np.asarray(zp).astype(x.dtype), x).astype(x.dtype)
+    return original(with_inputs(ctx, input=folded))
+
+
+def _zero_points(ctx: OpContext) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    """((data argument, its zero point, its type variable), (weight ...))."""
+    if ctx.name == "MATMUL":
+        return ("A", "A_zp", "in_t"), ("B", "B_zp", "in_t")
+    return ("input", "input_zp", "in_t"), ("weight", "weight_zp", "weight_t")
+
+
+def _probe(zp: int, like: np.ndarray) -> tuple[np.ndarray, int]:
+    """A constant operand one step from its zero point, and that step (+1 or -1)."""
+    step = 1 if zp < 127 else -1
+    return np.full_like(like, zp + step), step
+
+
+@mutant(
+    "dot-zp-cross-term-dropped",
+    DOT_OPS,
+    "i8 with both the input and the weight zero point non-zero",
+    "zero points are applied gemmlowp-style, sum(a * b) - zp_b * sum(a) - zp_a * sum(b), "
+    "and the constant term + K * zp_a * zp_b is forgotten (K: the taps each output sums)",
+    "i8 dot-product vectors whose input and weight zero points are both non-zero (CONV2D "
+    "input_zp and weight_zp, MATMUL A_zp and B_zp)",
+    breaks="CONV2D.tosac etc.: acc += apply_sub_s(value, input_zp) * apply_sub_s(weight, "
+    "weight_zp); MATMUL.tosac: value1 - A_zp times value2 - B_zp",
+)
+def _zp_cross_term_dropped(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its ERROR_IFs and REQUIREs
+    (data, data_zp, data_t), (weight, weight_zp, weight_t) = _zero_points(ctx)
+    if ctx.dtype(data_t) is not I8 or ctx.dtype(weight_t) is not I8:
+        return result
+    za, zb = int(ctx.attr(data_zp, 0)), int(ctx.attr(weight_zp, 0))
+    if za == 0 or zb == 0:
+        return result
+    # the number of products each output sums: the operator on operands one step from
+    # their zero points (every product is +-1), without bias
+    a, sa = _probe(za, np.asarray(ctx.arg(data)))
+    b, sb = _probe(zb, np.asarray(ctx.arg(weight)))
+    probes = {data: a, weight: b}
+    if ctx.name != "MATMUL":
+        probes["bias"] = np.zeros_like(np.asarray(ctx.arg("bias")))
+    taps = _out(original(with_inputs(ctx, **probes))).astype(np.int64) * (sa * sb)
+    out = _out(result).astype(np.int64) - taps * za * zb
+    return {"output": ar.wrap(out, 32)}
