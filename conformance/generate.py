@@ -169,7 +169,13 @@ def _rank_capped(manifest: Any, operator: str, claim: Claim) -> bool:
 
 
 DOT_PRODUCT_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values with every special value
-PHASE_ONE_TARGETS = frozenset({"edge", "large"})
+# Targets every pair with such an obligation gets a vector for in the first round.
+# "ties" among them: a vector made of rounding ties and near-ties, of some size, tests
+# ties of both parities and signs at many magnitudes (double rounding through a
+# narrower intermediate type shows on a few of them only), where the ties that the
+# ordinary vectors happen to hold meet the obligation with one or two.
+PHASE_ONE_TARGETS = frozenset({"edge", "large", "ties"})
+TIES_ELEMENTS = 64  # per tensor, at least, in a ties vector (where the budget allows)
 
 
 def aim_jobs(
@@ -247,7 +253,7 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
     large and long-dot-product targets; a floor on sizes where a target needs real
     dimensions (ranks, edge cases with every pair of special values, must-fail cases
     that are not minimal)."""
-    from strategies.obligations import LARGE_INPUT, arg_dtype
+    from strategies.obligations import BROADCAST_GROUPS, LARGE_INPUT, arg_dtype
     from strategies.shapes import Budget
 
     base = Budget() if max_elements is None else Budget(max_elements=max_elements)
@@ -267,11 +273,20 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
     data = named or [a for a in data if a.shape.kind == "dims" and len(a.shape.dims) > 1] or data
     tensors = max(1, len(data))
     if job.target in ("large", "ks:long"):
-        per = -(-LARGE_INPUT // tensors)
+        # Past 2**16 elements, so that a 16-bit element count or index shows; in the
+        # broadcasting groups the output is that large, one input too, and the others
+        # broadcast (strategies.recipes.common.elementwise), which keeps the inputs
+        # near LARGE_INPUT in all.
+        broadcasting = job.target == "large" and op_spec.group in BROADCAST_GROUPS
+        per = LARGE_INPUT + 1 if broadcasting else -(-(LARGE_INPUT + 1) // tensors)
         # max_dim below the size: the shape spreads over two axes or more, not [1, ..., N]
         return Budget(max_elements=2 * per, max_dim=2048, min_elements=per)
+    if job.target == "ties":
+        return replace(base, min_elements=min(base.max_elements, TIES_ELEMENTS))
     if job.target == "edge":
-        return replace(base, min_elements=min(base.max_elements, 16 ** min(tensors, 3)))
+        # A lone input has room for three passes of its special values (strategies.values).
+        least = max(64, 16 ** min(tensors, 3))
+        return replace(base, min_elements=min(base.max_elements, least))
     if job.target and job.target.startswith("rank:"):
         return replace(base, min_dim=2)
     if job.target and job.target.startswith("broadcast:"):
@@ -285,6 +300,15 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
 
 def run_job(job: Job, jc: JobContext) -> JobResult:
     """Draw the case, evaluate it, write the vector; in a worker process."""
+    import numpy as np
+
+    # Special values are the point: a signalling NaN widened, inf - inf, an overflow
+    # to inf are expected, and numpy's warnings about them would only be noise.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _run_job(job, jc)
+
+
+def _run_job(job: Job, jc: JobContext) -> JobResult:
     from conformance.vectorize import case_to_vector
     from strategies.draw import first_accepted
     from strategies.invalid import invalid_cases

@@ -45,10 +45,6 @@ _NO_ERROR_IF = (
     "its pseudocode has no ERROR_IF: only the generic breakers (an unsupported type, a "
     "wrong output shape) apply"
 )
-_SHAPE_MUTANT = (
-    "shape operators compute integer shapes that the other operators' vectors already "
-    "check; no mutant models a bug in them yet"
-)
 _CUSTOM = "the spec leaves CUSTOM's result to the implementation, so there is nothing to {}"
 
 # Registry -> operator -> why the registry holds nothing for it.  Reasons that follow
@@ -84,12 +80,6 @@ EXEMPTIONS: dict[str, dict[str, str]] = {
     "compliance": {"CUSTOM": _CUSTOM.format("check")},
     "mutants": {
         "CUSTOM": _CUSTOM.format("mutate"),
-        "REDUCE_ALL": "a bool reduction; no mutant models a bug in it yet",
-        "REDUCE_ANY": "a bool reduction; no mutant models a bug in it yet",
-        "COND_IF": "control flow runs the reference's own blocks; a bug in a branch "
-        "is a bug of the operators inside it, which their mutants model",
-        "WHILE_LOOP": "control flow runs the reference's own blocks; a bug in the body "
-        "is a bug of the operators inside it, which their mutants model",
     },
 }
 
@@ -280,8 +270,6 @@ def exemption(registry: str, op: OperatorSpec) -> str | None:
         return "tosa.xml declares no attributes"
     if registry == "compliance" and not op.outputs:
         return "no output: nothing to check"
-    if registry == "mutants" and op.group == "shape":
-        return _SHAPE_MUTANT
     if registry == "arm":
         from conformance.backends.arm.revisions import SKIPPED_OPERATORS
 

@@ -156,9 +156,10 @@ def place_edge_values(
     inputs of one operator (``position`` 0, 1, 2 ...), every pair of special values
     meets: input k cycles through the pool every P**k elements (P the pool size), as
     digits of a base-P counter over the first P**span elements (``span``: how many
-    operands are paired, at least ``position + 1``).  A NaN also goes to the first,
-    the middle and the last element, so reductions and windows see it at each place
-    along an axis."""
+    operands are paired, at least ``position + 1``).  The pool's NaN takes the type's
+    NaN encodings in turn (NAN_ENCODINGS).  A NaN also goes to the first, the middle
+    and the last element, so reductions and windows see it at each place along an
+    axis."""
     pool = edge_pool(dt, r)
     flat = arr.reshape(-1)
     if not pool or not flat.size:
@@ -167,7 +168,10 @@ def place_edge_values(
     # The pattern starts at element 1 in every operand, so element 0 is free for the
     # first NaN and the pairs still line up across operands.
     start = 1 if flat.size > 1 else 0
-    count = min(flat.size - start, n ** max(span, position + 1))
+    # A lone float operand runs through the pool once per NaN encoding (below), where
+    # the tensor has room: its one NaN per pass would otherwise take only the first.
+    passes = len(NAN_ENCODINGS[dt.name]) if dt.is_float and max(span, position + 1) == 1 else 1
+    count = min(flat.size - start, n ** max(span, position + 1) * passes)
     # An operand too small for its digit (a bias of OC elements, third of three) cycles
     # through the pool one value per element instead, so it still holds each of them.
     step = n**position if count >= n ** (position + 1) else 1
@@ -175,7 +179,16 @@ def place_edge_values(
     with np.errstate(over="ignore", invalid="ignore"):
         vals = np.asarray(pool, dtype=np.float64 if dt.is_float else object)
         flat[start : start + count] = vals[digits].astype(dt.storage)
-        if dt.is_float and any(np.isnan(float(v)) for v in pool) and arr.ndim and start:
+        if not dt.is_float or not any(np.isnan(float(v)) for v in pool):
+            return
+        # The pool's NaN takes each of the type's NaN encodings in turn, so each meets
+        # the other operands' values: a kernel that tests one bit pattern (the quiet
+        # bit, the sign) for NaN, or converts by bits, meets the encodings it gets wrong.
+        encodings = np.asarray(NAN_ENCODINGS[dt.name], dtype=f"u{dt.storage.itemsize}")
+        bits = flat.view(encodings.dtype)
+        where = start + np.flatnonzero(np.isnan(vals[digits].astype(np.float64)))
+        bits[where] = encodings[np.arange(where.size) % encodings.size]
+        if arr.ndim and start:
             nan = np.asarray(np.nan).astype(dt.storage)
             centre = tuple(d // 2 for d in arr.shape)
             arr[centre] = nan
@@ -236,6 +249,18 @@ def tensor_values(
                 with np.errstate(over="ignore", invalid="ignore"):
                     flat[pos] = np.asarray(v).astype(dt.storage)
     return arr
+
+
+# Per float type: a quiet NaN, a negative quiet NaN, and a NaN whose payload is only in
+# the low bits (signalling where the format has signalling NaNs: a truncating conversion
+# makes it an infinity; fp8e4m3 has one NaN per sign).
+NAN_ENCODINGS: dict[str, tuple[int, int, int]] = {
+    "fp32": (0x7FC00000, 0xFFC00000, 0x7F800001),
+    "fp16": (0x7E00, 0xFE00, 0x7C01),
+    "bf16": (0x7FC0, 0xFFC0, 0x7F81),
+    "fp8e4m3": (0x7F, 0xFF, 0x7F),
+    "fp8e5m2": (0x7E, 0xFE, 0x7D),
+}
 
 
 # Bit patterns that data movement must carry unchanged: a NaN with a payload (signalling

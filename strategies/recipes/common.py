@@ -42,11 +42,19 @@ def elementwise(
     names = [a.name for a in rc.op_spec.inputs if a.shape.kind == "named"]
     shape_of = {a.name: a.shape.name for a in rc.op_spec.inputs}
     broadcaster = other.index(shape_of[aim]) if aim in names and shape_of[aim] in other else None
-    drawn = (
-        draw(broadcast_shapes(out_shape, len(other), label="inputs", broadcaster=broadcaster))
-        if other
-        else []
-    )
+    if rc.target == "large" and len(other) > 1:
+        # The large budget is the output's (conformance.generate.job_budget): one input
+        # that size, the others 1 along its longest axis.
+        full = draw(st.integers(0, len(other) - 1), label="large: the full-size input")
+        axis = int(np.argmax(out_shape))
+        small = tuple(1 if i == axis else d for i, d in enumerate(out_shape))
+        drawn = [out_shape if k == full else small for k in range(len(other))]
+    elif other:
+        drawn = draw(
+            broadcast_shapes(out_shape, len(other), label="inputs", broadcaster=broadcaster)
+        )
+    else:
+        drawn = []
     by_name = dict(zip(other, drawn, strict=True))
     inputs: list[TensorDraw] = []
     for arg in rc.op_spec.inputs:

@@ -17,6 +17,7 @@ are free values with every special value placed (S = -1).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import strategies as st
@@ -144,18 +145,78 @@ def _sum_values(
     return by_name["input"], s
 
 
+# The large vector of a reduction reduces one long axis: longer than a 16-bit loop
+# count, and not a multiple of any vector width (65539 = 256 * 256 + 3), so that a
+# kernel that splits the axis into chunks has a remainder to get wrong.
+LONG_AXIS = 65539
+
+
+def _long_axis_values(
+    draw: st.DrawFn, rc: RecipeContext, dt: DType, shape: tuple[int, int]
+) -> np.ndarray:
+    """Rows of a long axis whose result is decided by their last element, where a
+    dropped remainder, a chunk padded with zeros or a wrapped count shows:
+
+    * booleans: a row all true but the last element (ALL false, ANY true), and a row
+      of exactly 256 * k trues, at the end (a true count kept in 8 bits is 0);
+    * MAX (MIN): a row of one sign, negative (positive), whose largest (smallest)
+      value is the last: a zero padding a chunk would be the result;
+    * PRODUCT: ones but the last element (2, -2 or 0.5);
+    * integer SUM: values that keep every running sum in range (apply_add_s)."""
+    if dt.kind == "bool":
+        trues = 256 * draw(st.integers(1, 4), label="input: trues / 256 in row 1")
+        arr = np.ones(shape, dtype=np.bool_)
+        arr[0, -1] = False
+        arr[1, :] = False
+        arr[1, -trues:] = True
+        return arr
+    if rc.name == "REDUCE_PRODUCT":
+        arr = np.ones(shape, dtype=dt.storage)
+        arr[:, -1] = draw(st.sampled_from([2.0, -2.0, 0.5]), label="input: last element")
+        return arr
+    if rc.name == "REDUCE_SUM":
+        bound = dt.int_range.max // shape[1]
+        return rc.values(draw, dt, shape, ValueRange(low=-bound, high=bound), label="input")
+    sign = -1 if rc.name == "REDUCE_MAX" else 1
+    if dt.is_int:  # magnitudes 2 ... the type's limit, the last element 1
+        top = dt.int_range.max if sign > 0 else -dt.int_range.min
+        r = ValueRange(low=2, high=top) if sign > 0 else ValueRange(low=-top, high=-2)
+        last: float = sign
+    else:  # magnitudes in [0.5, 1], the last element 0.25
+        r = ValueRange(low=0.5, high=1.0) if sign > 0 else ValueRange(low=-1.0, high=-0.5)
+        last = 0.25 * sign
+    arr = rc.values(draw, dt, shape, replace(r, specials=False), label="input")
+    arr[:, -1] = np.asarray(last).astype(dt.storage)
+    return arr
+
+
 @recipe(*REDUCTIONS)
 def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    if rc.name == "REDUCE_SUM" and dt.is_float:
+    long_axis = (
+        rc.target == "large"
+        and not (rc.name == "REDUCE_SUM" and dt.is_float)
+        # the large budget (2 * 65536): two rows of 65539 go 6 elements past it
+        and rc.budget.max_elements >= LONG_AXIS
+        and rc.rank_range("input")[0] <= 2 <= rc.rank_range("input")[1]
+    )
+    shape1: tuple[int, ...]
+    if long_axis:
+        shape1, axis = (2, LONG_AXIS), 1
+    elif rc.name == "REDUCE_SUM" and dt.is_float:
         shape1, axis = _sum_shape(draw, rc)
     else:
         lo, hi = rc.rank_range("input")
         shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
-        axis = draw(st.integers(0, len(shape1) - 1), label="axis")
+        # Half the time the longest axis: the one with a remainder past a vector width.
+        longest = int(np.argmax(shape1)) if shape1 else 0
+        drawn = st.one_of(st.just(longest), st.integers(0, max(0, len(shape1) - 1)))
+        axis = draw(drawn, label="axis")
     out_shape = tuple(1 if i == axis else d for i, d in enumerate(shape1))
     data_set = -1
-    if dt.kind == "bool":
+    if long_axis:
+        values = _long_axis_values(draw, rc, dt, (2, LONG_AXIS))
+    elif dt.kind == "bool":
         values = _boolean_values(draw, rc, dt, shape1)
     elif rc.name == "REDUCE_PRODUCT":
         values = _product_values(draw, dt, shape1, shape1[axis])

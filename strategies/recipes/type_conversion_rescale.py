@@ -301,6 +301,8 @@ def rescale(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         lo = min(max(lo, 1), hi)
     shape = draw(shapes(lo, hi, rc.budget, label="shape"))
     per_channel = drawn_bool(draw, rc, "per_channel", allowed=bool(shape))
+    # The large case is per channel: hundreds of channels, past an 8-bit channel index.
+    per_channel = per_channel or (rc.target == "large" and bool(shape))
     nc = shape[-1] if per_channel else 1
     in_bits = in_t.bits + (1 if in_uns or in_zp else 0)  # the value's magnitude bits
     (val_lo, val_hi), out_range = _ranges(in_t, out_t, in_uns, out_uns, in_zp, out_zp)
@@ -316,10 +318,13 @@ def rescale(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
             label="room",
         )
         channel = _channel(scale32, in_bits, out_t.bits, (max(-val_lo, val_hi), room))
-    # At most 16 distinct channels, repeated across a wide last axis: a drawn list per
-    # channel would cost a large case thousands of draws for no new behaviour.
-    drawn = min(nc, 16)
-    params = draw(st.lists(channel, min_size=drawn, max_size=drawn), label="channels")
+    # At most 17 distinct channels, repeated across a wide last axis: a drawn list per
+    # channel would cost a large case thousands of draws for no new behaviour.  17
+    # divides no power of two, so channels c and c mod 2**k differ: a channel index
+    # that wraps shows.
+    drawn = min(nc, 17)
+    # Distinct channels: equal ones would hide a kernel that reads the wrong channel.
+    params = draw(st.lists(channel, min_size=drawn, max_size=drawn, unique=True), label="channels")
     params = [params[i % drawn] for i in range(nc)]
     bounds = [_value_bounds(scale32, m, s, out_zp) for m, s in params]
     lows = np.array([b[0] for b in bounds], np.int64)
