@@ -106,7 +106,11 @@ def pool_geometry(draw: st.DrawFn, rc: RecipeContext) -> tuple[int, Axis, Axis, 
     y, x = (a, b) if y_first else (b, a)
     rest = max(1, budget // (y.size * x.size))
     n = draw(st.integers(1, rc.batch_cap(min(rest, max_dim))), label="N")
-    c = draw(st.integers(1, max(1, min(max_dim, rest // n))), label="C")
+    c_hi = max(1, min(max_dim, rest // n))
+    # Channels make up the budget's least size (an edge case needs room for every
+    # special value, a large one its elements) where the spatial axes are small.
+    c_lo = min(c_hi, max(1, -(-rc.budget.min_elements // (n * y.size * x.size))))
+    c = draw(st.integers(c_lo, c_hi), label="C")
     return n, y, x, c
 
 

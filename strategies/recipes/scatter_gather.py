@@ -29,9 +29,31 @@ def _rng(draw: st.DrawFn) -> np.random.Generator:
     return np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="indices: seed"))
 
 
+# The large case indexes past 2**16 rows (N = C = 1): a kernel that keeps an index in
+# 16 bits reads or writes the wrong row.
+WIDE_K = 65538  # rows 0 ... 2**16 + 1: 2**16 is not the last one
+WIDE_W = 256
+
+
+def _wide_indices(rng: np.random.Generator) -> np.ndarray:
+    """WIDE_W distinct rows of a WIDE_K-row tensor: both ends, 2**16 - 1, 2**16 and
+    2**15, the rest at random (a [1, W] tensor)."""
+    fixed = np.array([0, 1 << 15, (1 << 16) - 1, 1 << 16, WIDE_K - 1])
+    rest = np.setdiff1d(rng.permutation(WIDE_K)[: 2 * WIDE_W], fixed)[: WIDE_W - fixed.size]
+    return rng.permutation(np.concatenate([fixed, rest])).reshape(1, WIDE_W)
+
+
+def _wide(rc: RecipeContext) -> bool:
+    return rc.target == "large" and rc.budget.max_elements >= WIDE_K
+
+
 @recipe("GATHER")
 def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    if _wide(rc):
+        indices = _wide_indices(_rng(draw))
+        inputs = [rc.tensor(draw, "values", dt, (1, WIDE_K, 1)), _indices_tensor(indices)]
+        return rc.spec_of(inputs, [TensorDraw("output", (1, WIDE_W, 1), dt)])
     n, k, c = draw(shapes(3, 3, rc.budget, label="values [N,K,C]"))
     w_max = max(1, min(rc.budget.max_dim, rc.budget.max_elements // (n * c)))
     w = draw(st.integers(1, w_max), label="W")
@@ -51,6 +73,14 @@ def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 @recipe("SCATTER")
 def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    if _wide(rc):
+        indices = _wide_indices(_rng(draw))
+        inputs = [
+            rc.tensor(draw, "values_in", dt, (1, WIDE_K, 1)),
+            _indices_tensor(indices),
+            rc.tensor(draw, "input", dt, (1, WIDE_W, 1)),
+        ]
+        return rc.spec_of(inputs, [TensorDraw("values_out", (1, WIDE_K, 1), dt)])
     n, k, c = draw(shapes(3, 3, rc.budget, label="values_in [N,K,C]"))
     # At most K distinct positions per batch: W <= K, and N*W*C fits as N*K*C does.
     # A large case writes every row (W = K): both inputs then are full size.

@@ -201,7 +201,24 @@ def _float_values(
     out[weight.name] = place_specials(
         draw, weight.dtype, out[weight.name], weight.name, peak_safe=channels < SPECIAL_CHANNELS
     )
+    _zero_weight_for_specials(out, data, weight)
     return out
+
+
+def _zero_weight_for_specials(out: dict[str, np.ndarray], data: Operand, weight: Operand) -> None:
+    """Where the weight is [OC, ..., IC] against data [..., IC] (FULLY_CONNECTED,
+    CONV2D, CONV3D): output channel 0 takes every input channel that holds an infinity
+    or NaN through a zero weight, so 0 * inf = NaN is formed; a kernel that skips zero
+    weights (sparsity) returns a number there."""
+    x, w = out[data.name], out[weight.name]
+    if w.ndim < 2 or w.shape[0] < 2 or not x.size or x.shape[-1] != w.shape[-1]:
+        return
+    with np.errstate(invalid="ignore"):
+        special = ~np.isfinite(x.astype(np.float64).reshape(-1, x.shape[-1])).all(axis=0)
+    if special.any():
+        w = w.copy()
+        w[0][..., special] = 0
+        out[weight.name] = w
 
 
 def _values(

@@ -179,11 +179,33 @@ def max_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     values = rc.values(draw, dt, shape, r, label="input")
     if dt.is_float:
         values = _coarse(draw, dt, values)
+    # Always where there is padding after (its border windows are where a padding
+    # value that takes part in the maximum shows), else in some cases.
+    padded_after = bool(y.pad_after or x.pad_after)
+    if rc.target != "edge" and (
+        padded_after or draw(st.booleans(), label="a window of the lowest value")
+    ):
+        values = _lowest_corner(dt, values, y.kernel, x.kernel)
     return rc.spec_of(
         [TensorDraw("input", shape, dt, values)],
         [TensorDraw("output", (n, y.out, x.out, c), dt)],
         attributes=pool_attributes(y, x),
     )
+
+
+def _lowest_corner(dt: DType, values: np.ndarray, ky: int, kx: int) -> np.ndarray:
+    """``values`` with a kernel-sized bottom-right block of the type's lowest value
+    (-inf, -448 for fp8e4m3, the integer minimum): the last output window (and, with
+    padding after, the padded border windows there) holds nothing else, so a maximum
+    that starts from the lowest finite value, or pads with a value above the minimum
+    (-127 for i8), shows.  Bottom-right: the first elements keep what the edge
+    pattern placed."""
+    lowest = -np.inf if dt.is_float and dt.has_inf else None
+    if lowest is None:
+        lowest = -dt.fp.normal_max if dt.is_float else dt.int_range.min
+    out = values.copy()
+    out[:, -ky:, -kx:, :] = np.asarray(lowest).astype(dt.storage)
+    return out
 
 
 # -- AVG_POOL2D ----------------------------------------------------------------------------
