@@ -5,7 +5,9 @@ its branches (COND_IF) or its condition and body (WHILE_LOOP).  Blocks compute w
 few simple operators (IDENTITY, ABS, ADD/SUB/MUL with a constant, BITWISE_NOT,
 LOGICAL_NOT, REVERSE ...) on tensors of every ordinary element type, and may hold the
 next control-flow operator, down to the level's MAX_NESTING (the innermost one at
-depth MAX_NESTING - 1; one more is the nesting ERROR_IF).  The block operators are
+depth MAX_NESTING - 1; one more is the nesting ERROR_IF).  Loop bodies may also hold
+a COND_IF on the counter (its branch switches between iterations) and swap two
+carried tensors of one signature (a permuted carry).  The block operators are
 exact or correctly rounded, so a control-flow output has one right answer.
 
 The rules a case breaks are the ones reference/ops/control_flow.py reports, one per
@@ -377,7 +379,9 @@ def cond_if_case(
 
 @recipe("COND_IF")
 def cond_if(draw: st.DrawFn, rc: RecipeContext) -> Case:
-    case = cond_if_case(draw, rc)
+    # Some COND_IFs run in a loop body, once an iteration, their branch switching.
+    loop = int(rc.level["MAX_NESTING"]) >= 2 and draw(st.integers(0, 2), label="in a loop") == 0
+    case = while_loop_case(draw, rc, switch=True) if loop else cond_if_case(draw, rc)
     assert case is not None
     return case
 
@@ -429,6 +433,7 @@ class LoopPlan:
     iterations: list[int]
     data: list[Sig]
     fault: str | None = None
+    switch: bool = False  # the outermost body holds a COND_IF on the counter
 
 
 def _state_sigs(plan: LoopPlan, depth: int) -> list[Sig]:
@@ -468,8 +473,60 @@ def _cond_block(
     return cb.name
 
 
+def _changed(b: BlockBuilder, src: str, dst: str, sig: Sig) -> None:
+    """``dst``: ``src`` changed in (almost) every element - NOT for booleans and
+    integers, + 1 for floating point (only inf, NaN and huge values stay)."""
+    b.tensor(dst, sig.shape, sig.dtype)
+    if sig.dtype is BOOL:
+        b.op("LOGICAL_NOT", [src], [dst])
+    elif sig.dtype.is_int:
+        b.op("BITWISE_NOT", [src], [dst])
+    else:
+        ones = (1,) * len(sig.shape)
+        one = b.tensor(f"{dst}_k", ones, sig.dtype, data=np.ones(ones).astype(sig.dtype.storage))
+        b.op("ADD", [src, one], [dst])
+
+
+def _counter_cond_if(
+    draw: st.DrawFn,
+    g: GraphBuilder,
+    b: BlockBuilder,
+    counter: tuple[str, tuple[int, ...], int, int],
+    x: str,
+    sig: Sig,
+) -> str:
+    """COND_IF(limit - m > counter, x) in a loop body: the then branch passes x, the
+    else branch changes it, and the branch taken switches for the last m iterations,
+    so one COND_IF runs with both conditions in one execution.  ``counter``: its
+    tensor, shape, limit and the loop's iterations."""
+    name, shape, limit, n = counter
+    m = draw(st.integers(1, max(1, n - 1)), label=f"{b.name}: iterations in else")
+    at = np.full(shape, max(I32_MIN, limit - m), np.int32)
+    b.tensor("turn", shape, BOOL)
+    b.op("GREATER", [b.tensor("turn_at", shape, dtypes.I32, data=at), name], ["turn"])
+    then, other = g.block(f"{b.name}_then"), g.block(f"{b.name}_else")
+    for bb in (then, other):
+        bb.input("x", sig.shape, sig.dtype)
+    then.output("x")
+    _changed(other, "x", "y", sig)
+    other.output("y")
+    b.tensor("chosen", sig.shape, sig.dtype)
+    b.op("COND_IF", ["turn", x], ["chosen"], then_graph=then.name, else_graph=other.name)
+    return "chosen"
+
+
+def _swapped_pair(draw: st.DrawFn, sigs: list[Sig], label: str) -> tuple[int, int] | None:
+    """Two carried tensors (p < q) of one signature the body swaps - p from q's input,
+    q from p's input passed through unchanged - or None when no two are alike: a
+    permuted carry shows a loop that updates its carried tensors in place."""
+    pairs = [(p, q) for q in range(len(sigs)) for p in range(q) if sigs[p] == sigs[q]]
+    if not pairs:
+        return None
+    return draw(st.sampled_from(pairs), label=f"{label}: tensors swapped")
+
+
 def _body_block(
-    draw: st.DrawFn, rc: RecipeContext, g: GraphBuilder, plan: LoopPlan, depth: int
+    draw: st.DrawFn, rc: RecipeContext, g: GraphBuilder, plan: LoopPlan, depth: int, limit: int
 ) -> str:
     fault = plan.fault if depth == 0 else None
     sigs = _state_sigs(plan, depth)
@@ -485,13 +542,24 @@ def _body_block(
     outs = ["next"]
     if lead == 2:
         outs.append(names[1])  # the limit passes through unchanged
+    swap = None if plan.fault else _swapped_pair(draw, sigs[lead:], bb.name)
     data = []
     for k in range(len(names) - lead):
-        block_op(draw, bb, names[lead + k], f"d{k}", sigs[lead + k], f"{bb.name}.{k}")
+        j = lead + (swap[1] if swap and k == swap[0] else k)
+        block_op(draw, bb, names[j], f"d{k}", sigs[j], f"{bb.name}.{k}")
         data.append(f"d{k}")
+    # The COND_IF nests one deeper; its condition has rank 1 and more (as the counter).
+    room = depth + 2 <= int(rc.level["MAX_NESTING"]) and bool(shape)
+    switch = plan.switch and depth == 0
+    if data and room and not plan.fault and (switch or draw(st.integers(0, 3), label="IF") < 3):
+        k = draw(st.integers(0, len(data) - 1), label=f"{bb.name}: COND_IF data")
+        counter = (names[0], shape, limit, plan.iterations[depth])
+        data[k] = _counter_cond_if(draw, g, bb, counter, data[k], sigs[lead + k])
     if depth + 1 < len(plan.iterations):
         inner = _add_while(draw, rc, g, bb, plan, depth + 1, None, data)
         data = inner[1 + plan.limit_in_list[depth + 1] :]
+    if swap:
+        data[swap[1]] = names[lead + swap[0]]
     outs += data
     if fault == "body_out":
         outs = break_outputs(draw, rc, bb, outs, sigs)
@@ -523,7 +591,7 @@ def _add_while(
     start, lim, limit = counter
     ins = [start, *([lim] if lim else []), *data]
     cond = _cond_block(draw, rc, g, plan, depth, limit)
-    body = _body_block(draw, rc, g, plan, depth)
+    body = _body_block(draw, rc, g, plan, depth, limit)
     out_sigs = _state_sigs(plan, depth)
     if plan.fault == "in_out" and depth == 0:
         out_sigs = broken_sigs(draw, rc, out_sigs, range(len(ins) - len(data), len(out_sigs)))
@@ -540,17 +608,19 @@ def while_loop_case(
     depth: int | None = None,
     reach: bool = False,
     lists: int | None = None,
+    switch: bool = False,
 ) -> Case | None:
     """A case, valid or breaking ``fault``.  ``depth`` fixes how many operators nest;
     with ``reach`` (always for the nesting error) the innermost one runs; ``lists``
     fixes the length of every loop's input_list and output_list (level cases of
-    MAX_TENSOR_LIST_SIZE)."""
+    MAX_TENSOR_LIST_SIZE); with ``switch`` the outermost loop runs 2 or more times and
+    its body holds a COND_IF whose branch switches."""
     depth = depth or nesting_depth(draw, rc, fault)
     reach = reach or fault == "nesting"
     if depth == 0:
         return None
     rank = max_rank(rc)
-    counters = [unit_shape(draw, 0, rank, f"counter {k}") for k in range(depth)]
+    counters = [unit_shape(draw, int(switch), rank, f"counter {k}") for k in range(depth)]
     in_list = [draw(st.booleans(), label=f"limit in the list {k}") for k in range(depth)]
     if lists is not None:  # every loop carries the same data: the same list length
         in_list = [in_list[0]] * depth
@@ -558,19 +628,25 @@ def while_loop_case(
     # 0-2 of the inner ones, whose product grows with the depth; every loop runs when
     # the nesting error must be reached.  Long lists run each body once or twice: the
     # list, not the arithmetic, is under test.
-    first = draw(st.integers(1 if reach else -2, 10 if lists is None else 2), label="iterations")
+    fewest = 2 if switch else 1 if reach else -2
+    first = draw(st.integers(fewest, 10 if lists is None else 2), label="iterations")
     inner = [
         draw(st.integers(int(reach), 2 if k < 3 and lists is None else 1), label=f"iterations {k}")
         for k in range(1, depth)
     ]
     if lists is None:
-        data = draw_sigs(draw, rc, 0, 3, "data")
+        data = draw_sigs(draw, rc, int(switch), 3, "data")
+        if fault is None and first > 0:
+            # a second tensor of one signature: a pair the bodies swap
+            data = data or draw_sigs(draw, rc, 1, 1, "paired data")
+            k = draw(st.integers(0, len(data) - 1), label="tensor paired")
+            data.insert(draw(st.integers(0, len(data)), label="pair at"), data[k])
     else:  # the list: the counter, the limit when it travels in the list, the data
         n_data = lists - 1 - in_list[0]
         if n_data < 0:
             raise ValueError(f"a list of {lists} cannot carry a loop's counter and limit")
         data = draw_sigs(draw, rc, n_data, n_data, "data")
-    plan = LoopPlan(counters, in_list, [first, *inner], data, fault)
+    plan = LoopPlan(counters, in_list, [first, *inner], data, fault, switch)
 
     g = GraphBuilder(rc.spec, strict=fault is None)
     main = g.block("main")

@@ -3,10 +3,12 @@ VARIABLE_READ, and their error cases.
 
 One recipe draws all three: a graph that declares one to three variables (with or
 without an initial value), then writes and reads them in a drawn order - writes of
-graph inputs, of values read back and changed by a simple operator, or from inside a
-COND_IF branch - and returns every value read as a graph output.  The variable of the
-operator's mode (``var_t``) is always declared, written (or initialised) before it is
-read, and read last; the others take any ``var_t`` of the modes.
+graph inputs, of values read back and changed by a simple operator, from inside a
+COND_IF branch, or in a WHILE_LOOP body that reads, changes and writes back over
+several iterations - and returns every value read in the main block as a graph
+output.  The variable of the operator's mode (``var_t``) is always declared, written
+(or initialised) before it is read, and read last; the others take any ``var_t`` of
+the modes.
 
 Every rule of these operators' pseudocode is a REQUIRE (docs/control_flow.md): a uid
 declared twice, a write or read of another shape or type than the declaration, a read
@@ -104,6 +106,44 @@ class VariableGraph:
         self.main.op("COND_IF", [cond, x], [], then_graph=then.name, else_graph=other.name)
         var.written = True
 
+    def update_in_loop(self, draw: st.DrawFn, var: Var) -> None:
+        """WHILE_LOOP whose body reads ``var``, changes it and writes it back, 2 to 4
+        times: every read in the loop must see the write of the iteration before.
+        The change is no fixed point of itself - NOT (an involution) runs an even number
+        of times, + k (floating point) any number - so a read that sees the loop's entry
+        value leaves another result."""
+        dt, shape = var.sig.dtype, var.sig.shape
+        k = self.count
+        cond, body = self.g.block(f"cond{k}"), self.g.block(f"body{k}")
+        for b in (cond, body):
+            b.input("i", (1,), dtypes.I32)
+        if dt.is_float:
+            n = draw(st.integers(2, 4), label="loop iterations")
+            step = draw(st.sampled_from([1.0, -2.0, 0.5, 4.0]), label="loop step")
+            ones = (1,) * len(shape)
+            body.tensor("step", ones, dt, data=np.full(ones, step).astype(dt.storage))
+        else:
+            n = draw(st.sampled_from([2, 4]), label="loop iterations")
+        cond.tensor("limit", (1,), dtypes.I32, data=np.array([n], np.int32))
+        cond.tensor("go", (1,), dtypes.BOOL)
+        cond.op("GREATER", ["limit", "i"], ["go"])
+        cond.output("go")
+        body.tensor("one", (1,), dtypes.I32, data=np.array([1], np.int32))
+        body.tensor("next", (1,), dtypes.I32)
+        body.op("ADD", ["i", "one"], ["next"])
+        body.tensor("v", shape, dt)
+        body.tensor("w", shape, dt)
+        body.op("VARIABLE_READ", [], ["v"], uid=var.uid)
+        if dt.is_float:
+            body.op("ADD", ["v", "step"], ["w"])
+        else:
+            body.op("LOGICAL_NOT" if dt is dtypes.BOOL else "BITWISE_NOT", ["v"], ["w"])
+        body.op("VARIABLE_WRITE", ["w"], [], uid=var.uid)
+        body.output("next")
+        start = self.main.tensor(self.name("i"), (1,), dtypes.I32, data=np.zeros(1, np.int32))
+        end = self.main.tensor(self.name("i"), (1,), dtypes.I32)
+        self.main.op("WHILE_LOOP", [start], [end], cond_graph=cond.name, body_graph=body.name)
+
     def changed(self, draw: st.DrawFn, tensor: str, sig: Sig) -> str:
         name = self.name("t")
         block_op(draw, self.main, tensor, name, sig, name)
@@ -177,18 +217,22 @@ def _variable_case(draw: st.DrawFn, rc: RecipeContext, fault: str | None = None)
     wrote_main = False
     for _ in range(draw(st.integers(0, 5), label="writes and reads")):
         var = draw(st.sampled_from(variables), label="variable")
-        actions = ["write", "branch", *(["read"] if var.written else [])]
+        actions = ["write", "branch", *(["read", "loop"] if var.written else [])]
         action = draw(st.sampled_from(actions), label="action")
         if action == "read":
             last_read[var.sig] = vg.read(var)
         elif action == "branch":
             vg.write_in_branch(draw, var)
+        elif action == "loop":
+            vg.update_in_loop(draw, var)
         else:
             write(var)
         wrote_main |= var is main_var and action != "read"
     # VARIABLE_WRITE's cases write the main variable; every case reads it last.
     if not main_var.written or (rc.name == "VARIABLE_WRITE" and not wrote_main):
         write(main_var)
+    if draw(st.booleans(), label="update in a loop before the last read"):
+        vg.update_in_loop(draw, main_var)
     vg.read(main_var)
 
     unsupported = [dt for dt in VAR_TYPES.values() if dt not in _mode_types(rc)]
