@@ -24,13 +24,14 @@ from conformance.spec import Spec, TypeSupport, load_spec
 
 DEFAULT_EXAMPLES = 3
 DRAW_SPARE = 4  # extra draws a job may try when a drawn case is not what it needs
+CHAINS_PER_START, CHAIN_SKIP = 4, 3  # chain vectors per start; draws a chain skips
 
 
 @dataclass(frozen=True)
 class Job:
     operator: str
     mode: str
-    kind: str  # "valid" | "error"
+    kind: str  # "valid" | "error" | "chain" (a valid vector of a chain of operators)
     index: int
     clause: str | None = None  # the rule an error job breaks
     data_set: int | None = None  # Appendix A data set for dot-product float modes
@@ -41,6 +42,8 @@ class Job:
 
     @property
     def name(self) -> str:
+        if self.kind == "chain":  # the vector's: its last operator and mode, then this
+            return f"chain-{_slug(self.operator)}_{self.index:03d}"
         slug = _slug(self.mode)
         extra = f"_s{self.data_set}" if self.data_set is not None else ""
         if self.level_case:
@@ -73,17 +76,12 @@ class Options:
     ops: str | None = None  # regular expression on operator names
     levels: bool = True  # cases at every level limit and just above it
     targeted: bool = True  # the coverage-obligation jobs (edge, large, ranks, aims)
+    chains: bool = True  # valid vectors of 2-5 operators in a chain (CHAINS_PER_START)
     capabilities: Any = None  # conformance.capabilities.Manifest: its pairs, its limits
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "examples": self.examples,
-            "negative": self.negative,
-            "max_elements": self.max_elements,
-            "ops": self.ops,
-            "levels": self.levels,
-            "targeted": self.targeted,
-        }
+        keys = ("examples", "negative", "max_elements", "ops", "levels", "targeted", "chains")
+        out: dict[str, Any] = {k: getattr(self, k) for k in keys}
         if self.capabilities is not None:  # absent otherwise: older packs stay identical
             out["capabilities"] = self.capabilities.to_json()
         return out
@@ -110,9 +108,10 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     invalid-case breaker can break.  The second round (:func:`aim_jobs`) aims at what
     this one leaves unmet: ranks, attribute values, ties, broadcasts."""
     from reference.compliance import DOT_PRODUCT_OPERATORS
+    from strategies.chains import chain_starts
     from strategies.invalid import breakers_for
     from strategies.levels import level_limits_for
-    from strategies.obligations import GRAPH_OPERATORS, pair_obligations
+    from strategies.obligations import GRAPH_OPERATORS, float_mode, pair_obligations
     from strategies.recipes import RecipeContext
     from strategies.shapes import Budget
     from strategies.valid import has_recipe
@@ -132,7 +131,7 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
             missing.append(m)
             continue
         op_spec = spec.operator(m.operator)
-        dot = m.operator in DOT_PRODUCT_OPERATORS and _is_float_mode(m)
+        dot = m.operator in DOT_PRODUCT_OPERATORS and float_mode(m)
         for i in range(options.examples):
             jobs.append(Job(m.operator, m.mode, "valid", i))
         if dot:  # every data set, with ordinary and long dot products
@@ -160,6 +159,9 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
                     continue
                 seen.add(entry.clause)
                 jobs.append(Job(m.operator, m.mode, "error", len(seen) - 1, clause=entry.clause))
+    if options.chains:  # of the claim's operators in its modes; a job's operator: its start
+        starts = chain_starts(spec, [(m.operator, m.mode) for m in modes])
+        jobs += [Job(s, "", "chain", i) for s in starts for i in range(CHAINS_PER_START)]
     return Plan(jobs, modes, missing, unclaimed)
 
 
@@ -221,12 +223,6 @@ def _beyond_manifest(manifest: Any, operator: str, target: str) -> str | None:
     return None
 
 
-def _is_float_mode(mode: TypeSupport) -> bool:
-    from strategies.obligations import float_mode
-
-    return float_mode(mode)
-
-
 @dataclass(frozen=True)
 class JobContext:
     spec_path: str | None
@@ -236,6 +232,8 @@ class JobContext:
     out: str
     regenerate: str  # command prefix that regenerates a single vector
     capabilities: str | None = None  # a manifest's name or file (load_manifest)
+    pairs: tuple[tuple[str, str], ...] = ()  # the claim's: chains keep to them
+    ops: str | None = None  # --ops, which the pairs follow: a chain's regenerate keeps it
 
 
 @dataclass
@@ -257,6 +255,8 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
     from strategies.shapes import Budget
 
     base = Budget() if max_elements is None else Budget(max_elements=max_elements)
+    if job.kind == "chain":  # the pack's: each operator of the chain draws within it
+        return base
     op_spec = spec.operator(job.operator)
     mode = op_spec.mode(job.mode)
     data = [  # the data operands that share the large budget (not indices or shapes)
@@ -309,7 +309,9 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
 
 
 def _run_job(job: Job, jc: JobContext) -> JobResult:
+    from conformance.capabilities.check import violations
     from conformance.vectorize import case_to_vector
+    from strategies.chains import chain_cases
     from strategies.draw import first_accepted
     from strategies.invalid import invalid_cases
     from strategies.levels import is_level_case, level_cases
@@ -320,15 +322,19 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
 
     spec = load_spec(jc.spec_path)
     level = spec.level(jc.level)
+    chain = job.kind == "chain"
     budget = job_budget(job, spec, jc.max_elements)
     manifest = None
     if jc.capabilities is not None:  # its limits constrain every draw of the job
         from conformance.capabilities import load_manifest
 
         manifest = load_manifest(jc.capabilities, spec)
-        budget = manifest.constrain(budget, job.operator)
+        budget = budget if chain else manifest.constrain(budget, job.operator)
     seed = job.seed(jc.pack_seed)
-    if job.level_case is not None:
+    if chain:  # the manifest's limits are checked on the whole graph (violations)
+        turn = job.index / CHAINS_PER_START  # each job of a start from another operator
+        strategy = chain_cases(spec, level, budget, jc.pairs, job.operator, turn)
+    elif job.level_case is not None:
         above = job.level_case == "above"
         strategy = level_cases(
             spec, job.operator, job.mode, level, budget, above=above, limit=job.limit
@@ -341,9 +347,10 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
         strategy = invalid_cases(spec, job.operator, job.mode, level, budget, clause=job.clause)
 
     # Hypothesis draws the simplest case first (scalars, zeros) whatever the seed; one
-    # vector per pair keeps it, the others move on to random cases.
+    # vector per pair keeps it, the others move on; chains past a few more (ADD > ADD).
     simplest = job.index == 0 and job.data_set is None and job.target is None
-    skip = [0 if (simplest and job.kind == "valid") or job.level_case else 1]
+    kept = (simplest and job.kind == "valid") or job.level_case
+    skip = [CHAIN_SKIP if chain else 0 if kept else 1]
     found: dict[str, Any] = {}
 
     def accept(case: Any) -> Vector | None:
@@ -354,24 +361,25 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
             case, spec, level, above=job.level_case == "above", limit=job.limit
         ):
             return None
-        if manifest is not None and (broken := _violations(manifest, case, spec)):
+        if manifest is not None and (broken := violations(manifest, case.graph, spec)):
             outside.append(broken[0])
             return None
         if job.target == "edge":
             found["reasons"] = _fill_edge(case, spec, level)
+        ops = f"'{jc.ops}'" if chain and jc.ops else None if chain else job.operator
         vector = case_to_vector(
             case,
             spec,
             level,
-            name=job.name,
-            kind=job.kind,
+            name=f"{case.operator}_{_slug(case.mode)}_{job.name}" if chain else job.name,
+            kind="valid" if chain else job.kind,
             clause=job.clause,
             data_set=-1 if job.data_set is None else job.data_set,
             provenance=Provenance(
                 strategy=case.strategy + (f" / target: {job.target}" if job.target else ""),
                 seed=jc.pack_seed,
                 index=job.index,
-                regenerate=f"{jc.regenerate} --ops {job.operator}",
+                regenerate=jc.regenerate + (f" --ops {ops}" if ops else ""),
                 rule_broken=job.clause or case.rule_broken,
             ),
         )
@@ -396,7 +404,7 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
             problems.append(str(exc))
             return None
 
-    tries = 1 + (AIM_TRIES if job.aim or job.target else DRAW_SPARE)
+    tries = 1 + (AIM_TRIES if job.aim or job.target or chain else DRAW_SPARE)
     try:
         entry = first_accepted(strategy, accept_and_write, seed, max_tries=tries)
     except Exception as exc:  # one broken job must not cost the whole pack
@@ -419,12 +427,6 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
         why = f" (last problem: {last[0]})" if last else ""
         return JobResult(job, None, f"no {job.kind} case drawn for {job.name}{why}")
     return JobResult(job, entry, None, found.get("facts", frozenset()), found.get("reasons", {}))
-
-
-def _violations(manifest: Any, case: Any, spec: Spec) -> list[str]:
-    from conformance.capabilities.check import violations
-
-    return violations(manifest, case.graph, spec)
 
 
 def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | None:
@@ -571,6 +573,8 @@ def generate(
         str(out),
         regenerate,
         None if manifest is None else manifest.source,
+        tuple(sorted((m.operator, m.mode) for m in the_plan.modes)),
+        options.ops,
     )
     report = progress or (lambda d, t: None)
     results = _run_jobs(the_plan.jobs, jc, max(1, jobs), report, executor)

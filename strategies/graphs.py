@@ -69,13 +69,17 @@ class Chain:
     level: Level
     budget: Budget
     ops: frozenset[str] | None  # the operators a chain may hold (None: any)
+    pairs: frozenset[tuple[str, str]] | None = None  # its (operator, mode)s (None: any)
+
+    def allows(self, m: TypeSupport) -> bool:
+        return self.pairs is None or (m.operator, m.mode) in self.pairs
 
     def mode(self, op: str, var: str, dt: DType) -> TypeSupport | None:
         """The first mode of ``op`` that binds ``var`` to ``dt``, if ``op`` may be used."""
         if op not in self.spec.operators or (self.ops is not None and op not in self.ops):
             return None
         for m in self.spec.operator(op).modes:
-            if m.bindings.get(var) not in (None, "-") and m.dtype(var) is dt:
+            if m.bindings.get(var) not in (None, "-") and m.dtype(var) is dt and self.allows(m):
                 return m
         return None
 
@@ -121,6 +125,7 @@ BINARY = (
 )
 REDUCE = ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL", "REDUCE_SUM", "ARGMAX")
 LAYOUT = ("RESHAPE", "TRANSPOSE", "REVERSE", "SLICE", "TILE")
+GLUE_OPS = (*UNARY, *UNARY_LAST, *BINARY, *REDUCE, *LAYOUT, "SELECT", "CLAMP")
 
 
 def deterministic(op: str) -> bool:
@@ -144,6 +149,13 @@ def _out_type(mode: TypeSupport) -> DType:
 
 def _find_mode(ch: Chain, op: str, dt: DType) -> TypeSupport | None:
     return ch.mode(op, "in_out_t", dt) or ch.mode(op, "in_t", dt)
+
+
+def can_grow(ch: Chain, dt: DType | None) -> bool:
+    """Whether some operator of the chain may take a ``dt`` tensor (CAST among them)."""
+    if dt is None:
+        return False
+    return any(_find_mode(ch, op, dt) for op in GLUE_OPS) or bool(ch.mode("CAST", "in_t", dt))
 
 
 def _operand(
@@ -243,7 +255,8 @@ def _clamp(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step
 def _cast(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Step | None:
     if ch.ops is not None and "CAST" not in ch.ops:
         return None
-    modes = [m for m in ch.spec.operator("CAST").modes if m.dtype("in_t") is cur.dtype]
+    cast = ch.spec.operator("CAST").modes
+    modes = [m for m in cast if m.dtype("in_t") is cur.dtype and ch.allows(m)]
     targets = [m.dtype("out_t") for m in modes if m.dtype("out_t") in CHAINABLE]
     if not targets:
         return None
@@ -404,7 +417,7 @@ def _next_step(
     return None
 
 
-def _output_type(op_spec: Any, mode: TypeSupport) -> DType | None:
+def output_type(op_spec: Any, mode: TypeSupport) -> DType | None:
     arg = op_spec.outputs[0]
     try:
         if arg.element_type in mode.bindings:
@@ -414,7 +427,11 @@ def _output_type(op_spec: Any, mode: TypeSupport) -> DType | None:
         return None
 
 
-def first_modes(spec: Spec, ops: frozenset[str] | None = None) -> list[TypeSupport]:
+def first_modes(
+    spec: Spec,
+    ops: frozenset[str] | None = None,
+    pairs: frozenset[tuple[str, str]] | None = None,
+) -> list[TypeSupport]:
     """The (operator, mode) pairs a chain may start with: a single-operator recipe, one
     tensor output of a type the chain operators take, and a float result only where it
     has one right value."""
@@ -425,23 +442,25 @@ def first_modes(spec: Spec, ops: frozenset[str] | None = None) -> list[TypeSuppo
         name = op_spec.name
         if name not in recipes or builds_graphs(name) or (ops is not None and name not in ops):
             continue
+        if pairs is not None and (name, m.mode) not in pairs:
+            continue
         outs = op_spec.outputs
         if len(outs) != 1 or outs[0].is_list or outs[0].type != "tensor_t":
             continue
-        dt = _output_type(op_spec, m)
+        dt = output_type(op_spec, m)
         if dt in CHAINABLE and not (dt is not None and dt.is_float and not deterministic(name)):
             out.append(m)
     return out
 
 
-def _renamed(spec: CaseSpec, prefix: str) -> CaseSpec:
+def renamed(spec: CaseSpec, prefix: str) -> CaseSpec:
     out = replace(spec)
     out.inputs = [replace(t, name=prefix + t.name) for t in spec.inputs]
     out.outputs = [replace(t, name=prefix + t.name) for t in spec.outputs]
     return out
 
 
-def _build_chain(spec: Spec, first: CaseSpec, steps: list[Step]) -> Case:
+def build_chain(spec: Spec, first: CaseSpec, steps: list[Step]) -> Case:
     g = GraphBuilder(spec)
     main = g.block()
     inputs: dict[str, np.ndarray] = {}
@@ -487,25 +506,60 @@ def _build_chain(spec: Spec, first: CaseSpec, steps: list[Step]) -> Case:
     )
 
 
+def _moves_elements(case: Case, index: int) -> bool:
+    """Whether the TRANSPOSE at ``index`` of the chain changes the elements' order: it
+    moves two axes longer than 1 past each other (a rewrite dropping it shows)."""
+    main = case.graph.main
+    op = main.operators[index]
+    shape = main.tensors[op.inputs[0]].shape
+    long_axes = [a for a in op.attributes["perms"] if shape[a] > 1]
+    return long_axes != sorted(long_axes)
+
+
 def graph_cases(
     spec: Spec,
     level: Level,
     budget: Budget | None = None,
     ops: Iterable[str] | None = None,
     length: tuple[int, int] = (2, 5),
+    *,
+    pairs: Iterable[tuple[str, str]] | None = None,
+    group: str | None = None,
+    begin: tuple[str, ...] = (),
+    turn: float = 0.0,
 ) -> st.SearchStrategy[Case]:
     """Valid graphs of ``length`` operators in a chain, each taking the previous one's
     output.  ``ops`` limits the operators a chain may hold (its first operator, drawn by
-    that operator's recipe, and every one appended); a chain that cannot grow to the
-    minimum length with them is rejected.  The Case names the last operator and its
-    mode; ``operators`` lists every operator in chain order."""
+    that operator's recipe, and every one appended), ``pairs`` their (operator, mode)s
+    (a claim's); a chain that cannot grow to the minimum length with them is rejected.
+    ``group`` is the operator group the first operator is of; ``begin`` the operators
+    the chain starts with, in order (a TRANSPOSE among them moves elements).  ``turn``
+    (0 to 1) turns the list of first operators round by that share: Hypothesis's first
+    draws pick its first entry, so chains of other turns start apart.  The Case names
+    the last operator and its mode; ``operators`` lists every operator in chain order."""
     allowed = frozenset(o.upper() for o in ops) if ops is not None else None
-    ch = Chain(spec, level, budget or Budget(), allowed)
-    firsts = first_modes(spec, allowed)
+    wanted = frozenset(pairs) if pairs is not None else None
+    if wanted is not None:
+        claimed = frozenset(o for o, _ in wanted)
+        allowed = claimed if allowed is None else claimed & allowed
+    ch = Chain(spec, level, budget or Budget(), allowed, wanted)
+    firsts = [
+        m
+        for m in first_modes(spec, allowed, wanted)
+        if (group is None or spec.operator(m.operator).group == group)
+        and (not begin or m.operator == begin[0])
+        and can_grow(ch, output_type(spec.operator(m.operator), m))
+    ]
     if not firsts:
         raise LookupError(
-            "no operator can start a chain" + (f" among {sorted(allowed)}" if allowed else "")
+            "no operator can start a chain"
+            + (f" among {sorted(allowed)}" if allowed else "")
+            + (f" in group {group}" if group else "")
+            + (f" as {'>'.join(begin)}" if begin else "")
         )
+    length = (max(length[0], len(begin)), max(length[1], len(begin)))
+    turned = int(turn * len(firsts)) % len(firsts)
+    firsts = firsts[turned:] + firsts[:turned]
     recipes = load_all()
 
     @st.composite
@@ -517,7 +571,7 @@ def graph_cases(
         if not isinstance(drawn, CaseSpec) or drawn.kind != "valid":
             reject()
         assert isinstance(drawn, CaseSpec)
-        first = _renamed(drawn, "op0_")
+        first = renamed(drawn, "op0_")
         case = first.build(spec)
         outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
         if outcome.kind != "valid":
@@ -528,13 +582,23 @@ def graph_cases(
         )
         steps: list[Step] = []
         for k in range(1, n):
-            found = _next_step(draw, ch, cur, k, last=k == n - 1)
+            # a step of ``begin``: its operator only, each kind of glue tried for it
+            only = replace(ch, ops=frozenset({begin[k]})) if k < len(begin) else ch
+            found = _next_step(draw, only, cur, k, last=k == n - 1)
             if found is None:
                 break
             step, cur = found
             steps.append(step)
         if len(steps) + 1 < length[0]:
             reject()
-        return _build_chain(spec, first, steps)
+        chain = build_chain(spec, first, steps)
+        main = chain.graph.main
+        for op in main.operators:  # a step's mode follows all its types: the claim's?
+            mode, _ = check_operator(spec, op, main.tensors)
+            if wanted is not None and (mode is None or (op.op, mode.mode) not in wanted):
+                reject()
+        if any(op == "TRANSPOSE" and not _moves_elements(chain, i) for i, op in enumerate(begin)):
+            reject()
+        return chain
 
     return draw_case()

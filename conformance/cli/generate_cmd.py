@@ -59,6 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "a pack without them is smaller, and certify warns about it)",
     )
     p.add_argument(
+        "--chains",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also write valid vectors that are chains of 2-5 of the claim's operators, "
+        "each taking the one before's output, in the claim's modes (default: yes)",
+    )
+    p.add_argument(
         "--levels",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -119,6 +126,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         ops=args.ops,
         levels=args.levels,
         targeted=args.targeted,
+        chains=args.chains,
         capabilities=manifest_from_args(spec, args),
     )
     try:

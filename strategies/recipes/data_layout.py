@@ -101,6 +101,11 @@ def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
             d = draw(st.integers(low, base[axis]), label=f"input {k} size along the axis")
             shape = tuple(d if i == axis else b for i, b in enumerate(base))
         inputs.append(rc.tensor(draw, f"input1_{k}", dt, shape))
+    # A tensor listed twice (CONCAT(x, y, x)): a backend that places each input in its
+    # slot of the output cannot place it twice.  A large case keeps its elements.
+    if count > 1 and rc.target != "large" and draw(st.booleans(), label="an input repeated"):
+        later = draw(st.integers(1, count - 1), label="repeated slot")
+        inputs[later] = inputs[draw(st.integers(0, later - 1), label="tensor repeated")]
     total = sum(t.shape[axis] if rank else 1 for t in inputs)
     out_shape = tuple(total if i == axis else d for i, d in enumerate(base or (1,)))
     return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)], attributes={"axis": axis})
@@ -120,8 +125,8 @@ def concat_mixed_types(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
     dt = spec.outputs[0].dtype
     others = [m.dtype("in_out_t") for m in rc.op_spec.modes if m.dtype("in_out_t") is not dt]
     k = draw(st.integers(0, len(spec.inputs) - 1), label="retyped input")
-    out = broken(spec, TYPES_CLAUSE)
-    out.retype_tensor(spec.inputs[k].name, draw(st.sampled_from(others), label="its type"))
+    out = _distinct_inputs(broken(spec, TYPES_CLAUSE))
+    out.retype_tensor(out.inputs[k].name, draw(st.sampled_from(others), label="its type"))
     return out
 
 
@@ -149,6 +154,18 @@ def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
     return out
 
 
+def _distinct_inputs(out: CaseSpec) -> CaseSpec:
+    """``out`` with a repeated list member replaced by a copy under a name of its own,
+    so that a breaker editing one member by name edits that member only."""
+    seen: set[str] = set()
+    for k, t in enumerate(out.inputs):
+        if t.name in seen:
+            values = None if t.values is None else t.values.copy()
+            out.inputs[k] = replace(t, name=f"{t.name}_again{k}", values=values)
+        seen.add(out.inputs[k].name)
+    return out
+
+
 def _concat_second_input(out: CaseSpec) -> None:
     """The list rules compare inputs with input 0: make sure there is another."""
     if len(out.inputs) < 2:
@@ -159,7 +176,7 @@ def _concat_second_input(out: CaseSpec) -> None:
 
 @breaks("CONCAT", clause=CONCAT_RANK_CLAUSE)
 def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, CONCAT_RANK_CLAUSE)
+    out = _distinct_inputs(broken(spec, CONCAT_RANK_CLAUSE))
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another rank")
     t = out.inputs[k]
@@ -174,7 +191,7 @@ def concat_dims(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     rank = len(spec.inputs[0].shape)
     if rank < 2:
         return None  # no dimension besides the axis
-    out = broken(spec, "index != axis && input_shape[index] != shapes1[0][index]")
+    out = _distinct_inputs(broken(spec, "index != axis && input_shape[index] != shapes1[0][index]"))
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another shape")
     j = draw(st.sampled_from([i for i in range(rank) if i != axis]), label="dimension")

@@ -155,3 +155,51 @@ def test_an_attribute_value_the_spec_forbids_is_named_by_its_rule(tmp_path: Path
     assert unmet["attr:input_unsigned=true"] == "ERROR_IF out_t == i32_t && input_unsigned"
     assert unmet["attr:output_unsigned=true"].startswith("ERROR_IF")
     assert "attr:input_unsigned=true" in record[("RESCALE", "8-bit to 8-bit")]["met"]
+
+
+def _chain_entries(pack: Path) -> list[dict]:
+    return [v for v in _index(pack)["vectors"] if "_chain-" in v["name"]]
+
+
+def test_chain_vectors_are_written_within_the_claim(packs) -> None:
+    from conformance.builder import check_operator
+    from conformance.spec import load_spec
+    from vectors.pack import open_pack
+
+    spec = load_spec()
+    claimed = {(op, m) for op in ("ADD", "SUB") for m in ("signed 32", "fp16", "fp32")}
+    one, two, _ = packs
+    chains = _chain_entries(one)
+    # CHAINS_PER_START of the one operator group ADD and SUB start in
+    assert len(chains) == 4 and chains == _chain_entries(two)  # whatever the jobs
+    with open_pack(one) as opened:
+        for entry in chains:
+            vector = opened.load(entry["name"])
+            main = vector.graph.main
+            assert entry["kind"] == "valid" and len(main.operators) >= 2
+            assert entry["name"].startswith(f"{entry['operator']}_")
+            assert "_chain-elementwise-binary_" in entry["name"]
+            for op in main.operators:  # every operator in a mode of the claim
+                mode, _ = check_operator(spec, op, main.tensors)
+                assert mode is not None and (op.op, mode.mode) in claimed, entry["name"]
+            assert main.operators[-1].op == entry["operator"]
+            assert vector.provenance.strategy.startswith("graph:ADD") or (
+                vector.provenance.strategy.startswith("graph:SUB")
+            )
+            assert vector.provenance.regenerate.endswith("--ops 'ADD|SUB'")
+
+
+def test_no_chains_writes_none(tmp_path: Path) -> None:
+    common = ["generate", "--profile", "BI", "--ops", "TRANSPOSE|RESHAPE", "--examples", "1",
+              "--no-negative", "--no-levels", "--no-targeted", "--quiet"]  # fmt: skip
+    assert main([*common, "--no-chains", "-o", str(tmp_path / "none")]) == 0
+    assert main([*common, "-o", str(tmp_path / "some")]) == 0
+    none, some = _index(tmp_path / "none"), _index(tmp_path / "some")
+    assert none["options"]["chains"] is False and _chain_entries(tmp_path / "none") == []
+    names = [v["name"] for v in _chain_entries(tmp_path / "some")]
+    # the data-layout group's chains, and TRANSPOSE -> RESHAPE ones that end in RESHAPE
+    assert sum("_chain-data-layout_" in n for n in names) == 4
+    folds = [n for n in names if "_chain-transpose-reshape_" in n]
+    assert len(folds) == 4 and all(n.startswith("RESHAPE_") for n in folds)
+    assert len(some["vectors"]) == len(none["vectors"]) + len(names)
+    assert verify_pack(tmp_path / "some") == []

@@ -1,13 +1,17 @@
 """Chains of operators: every drawn graph is valid, names its last operator and mode,
 and can be turned into a vector (the reference describes how to check its output)."""
 
+import numpy as np
 import pytest
 
+from conformance.builder import check_operator
 from conformance.spec import load_spec
 from reference.engine import evaluate
 from reference.expectations import expect
+from strategies.chains import chain_cases, chain_starts
 from strategies.draw import draw_examples
 from strategies.graphs import deterministic, first_modes, graph_cases
+from strategies.shapes import Budget
 
 SPEC = load_spec()
 LEVEL = SPEC.level("8K")
@@ -48,3 +52,84 @@ def test_chains_start_from_single_operator_recipes() -> None:
     # EXP's results are within ulps, not exact: it may only end a chain
     assert first_modes(SPEC, frozenset({"EXP"})) == []
     assert "fp32" in {m.mode for m in first_modes(SPEC, frozenset({"ADD"}))}
+
+
+BI_PAIRS = frozenset(
+    (m.operator, m.mode)
+    for m in SPEC.modes()
+    if m.mode
+    in ("signed 8", "signed 16", "signed 32", "boolean", "signed 8x8 with int32 accumulate")
+)
+
+
+def _modes(case) -> set[tuple[str, str]]:
+    main = case.graph.main
+    out = set()
+    for op in main.operators:
+        mode, _ = check_operator(SPEC, op, main.tensors)
+        assert mode is not None, case.strategy
+        out.add((op.op, mode.mode))
+    return out
+
+
+@pytest.mark.parametrize("group", ["data-layout", "elementwise-binary", "tensor", "comparison"])
+def test_chains_keep_to_the_pairs_and_group_given(group: str) -> None:
+    cases = draw_examples(graph_cases(SPEC, LEVEL, pairs=BI_PAIRS, group=group), 8, 2)
+    assert len(cases) == 8
+    for case in cases:
+        assert SPEC.operator(case.operators[0]).group == group, case.strategy
+        assert _modes(case) <= BI_PAIRS, case.strategy  # no fp32 ADD in an integer claim
+        outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+        assert outcome.kind == "valid", f"{case.strategy}: {outcome}"
+
+
+def test_a_begun_chain_is_a_transpose_that_moves_elements_then_a_reshape() -> None:
+    cases = draw_examples(chain_cases(SPEC, LEVEL, Budget(), BI_PAIRS, "TRANSPOSE>RESHAPE"), 8, 3)
+    assert len(cases) == 8
+    for case in cases:
+        assert case.operators == ["TRANSPOSE", "RESHAPE"] and case.operator == "RESHAPE"
+        transpose, reshape = case.graph.main.operators
+        assert reshape.inputs[0] == transpose.outputs[0]
+        shape = case.graph.main.tensors[transpose.inputs[0]].shape
+        moved = [a for a in transpose.attributes["perms"] if shape[a] > 1]
+        assert moved != sorted(moved), case  # folding the transpose away would show
+        assert evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL).kind == "valid"
+
+
+def test_chain_starts_are_groups_that_can_grow_and_the_folded_pairs() -> None:
+    def starts(ops: set[str]) -> list[str]:
+        return chain_starts(SPEC, [p for p in BI_PAIRS if p[0] in ops])
+
+    assert starts({"ADD", "SUB"}) == ["elementwise-binary"]
+    assert starts({"TRANSPOSE", "RESHAPE"}) == ["data-layout", "TRANSPOSE>RESHAPE"]
+    assert starts({"RESCALE"}) == [] and starts({"CONCAT"}) == []  # nothing takes their output
+    every = chain_starts(SPEC, BI_PAIRS)
+    assert {"tensor", "data-layout", "elementwise-binary"} <= set(every)
+    assert "control-flow" not in every
+
+
+@pytest.mark.parametrize("conv", ["CONV2D", "DEPTHWISE_CONV2D", "CONV3D"])
+def test_pad_then_convolution_pads_spatial_axes_with_another_value(conv: str) -> None:
+    cases = draw_examples(chain_cases(SPEC, LEVEL, Budget(), BI_PAIRS, f"PAD>{conv}"), 6, 1)
+    assert len(cases) == 6
+    for case in cases:
+        assert case.operators == ["PAD", conv] and case.operator == conv
+        assert _modes(case) <= BI_PAIRS
+        pad, op = case.graph.main.operators
+        assert op.inputs[0] == pad.outputs[0]
+        padding = np.asarray(case.graph.main.tensors[pad.inputs[1]].data).reshape(-1, 2)
+        assert not padding[0].any() and not padding[-1].any() and padding.any()  # N, C: not
+        assert pad.attributes["pad_const"] != op.attributes["input_zp"]  # a fold shows
+        outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+        assert outcome.kind == "valid", f"{case.strategy}: {outcome}"
+        expect(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+
+
+def test_float_pad_const_is_not_zero() -> None:
+    pairs = frozenset(
+        (m.operator, m.mode) for m in SPEC.modes() if "fp" in m.mode or "bf" in m.mode
+    )
+    for case in draw_examples(chain_cases(SPEC, LEVEL, Budget(), pairs, "PAD>CONV2D"), 6, 2):
+        pad = case.graph.main.operators[0]
+        assert case.graph.main.tensors[pad.inputs[0]].dtype.is_float
+        assert 0.5 <= abs(pad.attributes["pad_const"]) <= 4

@@ -147,3 +147,44 @@ def test_shape_arithmetic_reaches_the_int64_extremes() -> None:
         out = np.asarray(outcome.outputs["output"], dtype=np.int64)
         extremes += int(out.size > 0 and np.abs(out.astype(np.float64)).max() > 2.0**62)
     assert extremes
+
+
+def test_concat_sometimes_lists_a_tensor_twice() -> None:
+    """CONCAT(x, y, x): the repeated tensor is one graph input, its slots both hold it."""
+    repeated = distinct = 0
+    for case in cases("CONCAT", "signed 8", 40):
+        outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+        assert outcome.kind == "valid", case
+        names = case.graph.main.operators[0].inputs
+        if len(set(names)) == len(names):
+            distinct += int(len(names) > 1)
+            continue
+        repeated += 1
+        # each tensor a graph input once
+        assert sorted(case.graph.main.inputs) == sorted(set(names))
+        axis = case.graph.main.operators[0].attributes["axis"]
+        # rank-0 inputs concatenate into a vector
+        want = np.concatenate([np.atleast_1d(case.inputs[n]) for n in names], axis=axis)
+        assert np.array_equal(np.asarray(outcome.outputs["output"]), want)
+    assert repeated and distinct, (repeated, distinct)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "rank(input_shape) != rank(shapes1[0])",
+        "index != axis && input_shape[index] != shapes1[0][index]",
+        "operator data types do not meet requirement of operator Supported Data Types",
+    ],
+)
+def test_concat_breakers_keep_working_on_a_repeated_input(clause: str) -> None:
+    """The list breakers edit one member: a repeated one is first made a copy (else
+    CONCAT(x, x) with x reshaped has a tensor and values of two shapes, or no error)."""
+    from strategies.invalid import invalid_cases
+
+    drawn = draw_examples(invalid_cases(SPEC, "CONCAT", "signed 8", LEVEL, clause=clause), 40, 5)
+    assert drawn
+    for case in drawn:
+        outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
+        assert outcome.kind == "error" and outcome.rule is not None
+        assert outcome.rule.clause == clause, case
