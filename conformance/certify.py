@@ -214,10 +214,12 @@ class PackCoverage:
                 "what it tests is unknown; generate one with this version"
             ]
         out = []
-        if self.options.get("targeted") is False or self.options.get("levels") is False:
+        left_out = [k for k in ("targeted", "levels", "chains") if self.options.get(k) is False]
+        if left_out:  # an older pack has no "chains" option: None, not False
             out.append(
-                "the pack was generated without its targeted or level vectors "
-                "(--no-targeted / --no-levels): a certificate needs the default pack"
+                f"the pack was generated without its {' or '.join(left_out)} vectors "
+                f"({' / '.join('--no-' + k for k in left_out)}): a certificate needs the "
+                "default pack"
             )
         if self.unmet:
             n = sum(len(v) for v in self.unmet.values())

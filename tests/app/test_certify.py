@@ -197,13 +197,13 @@ def test_certify_warns_about_a_pack_without_its_targeted_vectors(
 ) -> None:
     pack = tmp_path / "small"
     base = ["--spec", str(small_spec)]
-    gen = ["generate", "--profile", "MI", "--examples", "1", "--no-targeted", "--quiet"]
-    assert main([*base, *gen, "-o", str(pack)]) == 0
+    gen = ["generate", "--profile", "MI", "--examples", "1", "--no-targeted", "--no-chains"]
+    assert main([*base, *gen, "--quiet", "-o", str(pack)]) == 0
     capsys.readouterr()
     cert = ["certify", "--backend", "reference", "--profile", "MI", "--pack", str(pack)]
     assert main([*base, *cert, "-o", str(tmp_path / "c"), "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "without its targeted or level vectors" in err
+    assert "without its targeted or chains vectors (--no-targeted / --no-chains)" in err
     assert "misses" in err and "coverage obligations" in err
     record = json.loads((tmp_path / "c" / "certificate.json").read_text())["pack"]
     assert record["every_obligation_met"] is False and record["unmet"]
