@@ -77,3 +77,35 @@ def failures(c: Case, result: BackendResult) -> list[str]:
     assert exp.outcome.valid, str(exp.outcome)
     verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
     return [f"{n}: {v.message}" for n, v in verdicts.items() if not v.passed]
+
+
+def rescale(
+    x: Any,
+    in_dt: str,
+    out_dt: str,
+    mult: int | Sequence[int],
+    shift: int | Sequence[int],
+    **attrs: Any,
+) -> Case:
+    """A RESCALE of ``x`` with constant multiplier and shift (one value each, or one
+    per channel); the attributes default to a signed, per-tensor scale32 RESCALE."""
+    arr = np.asarray(x)
+    flags = {
+        "input_zp": 0,
+        "output_zp": 0,
+        "scale32": True,
+        "double_round": False,
+        "per_channel": False,
+        "input_unsigned": False,
+        "output_unsigned": False,
+        **attrs,
+    }
+    mul_dt = "i32" if flags["scale32"] else "i16"
+    m, s = np.atleast_1d(np.asarray(mult)), np.atleast_1d(np.asarray(shift))
+    return case(
+        "RESCALE",
+        [("x", arr, in_dt), ("m", m, mul_dt), ("s", s, "i8")],
+        [("y", arr.shape, out_dt)],
+        consts=("m", "s"),
+        **flags,
+    )

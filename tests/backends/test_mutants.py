@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from mutant_cases import Case, case, failures, run, unary
+from mutant_cases import Case, case, failures, rescale, run, unary
 
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.mutants import (
@@ -34,28 +34,6 @@ ONE_30 = 1 << 30
 def binary(op: str, a: Any, b: Any, dt: str, out_dt: str | None = None) -> Case:
     a, b = np.asarray(a), np.asarray(b)
     return case(op, [("a", a, dt), ("b", b, dt)], [("y", a.shape, out_dt or dt)])
-
-
-def rescale(x: Any, in_dt: str, mult: list[int], shift: list[int], **attrs: Any) -> Case:
-    arr = np.asarray(x)
-    flags = {
-        "input_zp": 0,
-        "output_zp": 0,
-        "scale32": True,
-        "double_round": False,
-        "per_channel": False,
-        "input_unsigned": False,
-        "output_unsigned": False,
-        **attrs,
-    }
-    mul_dt = "i32" if flags["scale32"] else "i16"
-    return case(
-        "RESCALE",
-        [("x", arr, in_dt), ("m", np.array(mult), mul_dt), ("s", np.array(shift), "i8")],
-        [("y", arr.shape, in_dt)],
-        consts=("m", "s"),
-        **flags,
-    )
 
 
 def conv(
@@ -151,16 +129,16 @@ CASES: dict[str, Callable[[], Case]] = {
     "cast-bf16-truncates": lambda: unary("CAST", [TIE_8, -TIE_8], "fp32", "bf16"),
     "cast-fp8-saturates": lambda: unary("CAST", [1000.0, 1.0], "fp32", "fp8e4m3"),
     "fp8-denormals-flushed": lambda: unary("CAST", [2.0**-9, 1.0], "fp8e4m3", "fp16"),
-    "rescale-round-half-away": lambda: rescale([-3, 3, -5], "i8", [ONE_30], [31]),
+    "rescale-round-half-away": lambda: rescale([-3, 3, -5], "i8", "i8", [ONE_30], [31]),
     # 511 * 2**-10 = 0.499: one rounding gives 0; the 31-bit first step rounds up to 1
     "rescale-double-round-ignored": lambda: rescale(
-        [511], "i16", [ONE_30], [40], double_round=True
+        [511], "i16", "i16", [ONE_30], [40], double_round=True
     ),
     "rescale-per-channel-ignored": lambda: rescale(
-        [[10, 10]], "i8", [ONE_30, ONE_30], [30, 31], per_channel=True
+        [[10, 10]], "i8", "i8", [ONE_30, ONE_30], [30, 31], per_channel=True
     ),
     "rescale-accepts-double-round-scale16": lambda: rescale(
-        [10], "i8", [1 << 14], [14], scale32=False, double_round=True
+        [10], "i8", "i8", [1 << 14], [14], scale32=False, double_round=True
     ),
     "ars-round-ignored": lambda: case(
         "ARITHMETIC_RIGHT_SHIFT",
@@ -407,7 +385,7 @@ def test_mutant_matches_reference_elsewhere(name: str, tmp_path: Path) -> None:
 
 def test_errors_are_still_reported(tmp_path: Path) -> None:
     # A mutant of RESCALE still refuses what the reference refuses (other clauses).
-    c = rescale([10], "i8", [ONE_30], [30], input_unsigned=True, output_unsigned=True)
+    c = rescale([10], "i8", "i8", [ONE_30], [30], input_unsigned=True, output_unsigned=True)
     ref = run(ReferenceBackend(), c, tmp_path)
     for name in ("rescale-round-half-away", "rescale-accepts-double-round-scale16"):
         assert run(MutantBackend(name), c, tmp_path).rejected == ref.rejected

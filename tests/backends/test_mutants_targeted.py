@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mutant_cases import Case, case, failures, run, unary
+from mutant_cases import Case, case, failures, rescale, run, unary
 from targeted_cases import collected
 
 from conformance.backends.mutants import SPEC_RULES, Mutant, MutantBackend, catalogue
@@ -57,27 +57,6 @@ def mul(a: Any, b: Any, shift: int) -> Case:
 
 def negate(x: Any, input1_zp: int, output_zp: int) -> Case:
     return unary("NEGATE", x, "i8", input1_zp=input1_zp, output_zp=output_zp)
-
-
-def rescale(x: Any, in_dt: str, out_dt: str, mult: int, shift: int, **attrs: Any) -> Case:
-    arr = np.asarray(x)
-    flags = {
-        "input_zp": 0,
-        "output_zp": 0,
-        "scale32": True,
-        "double_round": False,
-        "per_channel": False,
-        "input_unsigned": False,
-        "output_unsigned": False,
-        **attrs,
-    }
-    return case(
-        "RESCALE",
-        [("x", arr, in_dt), ("m", np.array([mult]), "i32"), ("s", np.array([shift]), "i8")],
-        [("y", arr.shape, out_dt)],
-        consts=("m", "s"),
-        **flags,
-    )
 
 
 def select(cond: Any, a: Any, b: Any, dt: str = "fp32") -> Case:

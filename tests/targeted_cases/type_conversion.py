@@ -5,30 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case, unary
+from mutant_cases import Case, case, rescale, unary
 
 ONE_30 = 1 << 30
-
-
-def rescale(x: Any, in_dt: str, out_dt: str, mult: int, shift: int, **attrs: Any) -> Case:
-    arr = np.asarray(x)
-    flags = {
-        "input_zp": 0,
-        "output_zp": 0,
-        "scale32": True,
-        "double_round": False,
-        "per_channel": False,
-        "input_unsigned": False,
-        "output_unsigned": False,
-        **attrs,
-    }
-    return case(
-        "RESCALE",
-        [("x", arr, in_dt), ("m", np.array([mult]), "i32"), ("s", np.array([shift]), "i8")],
-        [("y", arr.shape, out_dt)],
-        consts=("m", "s"),
-        **flags,
-    )
 
 
 def nans(*bits: int) -> np.ndarray:
