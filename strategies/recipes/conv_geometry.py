@@ -204,6 +204,9 @@ def conv_geometry(draw: st.DrawFn, rc: RecipeContext, rank: int, aim: DotAim) ->
     return _same(draw, rc, kernel, ch, per_out, aim)
 
 
+EDGE_CHANNELS = 16  # output channels of an edge case: the bias's special values fit
+
+
 def _out_channels(
     draw: st.DrawFn, rc: RecipeContext, ch: int, per_out: int, aim: DotAim
 ) -> tuple[int, int]:
@@ -216,6 +219,8 @@ def _out_channels(
     lo = 1 if depthwise else min(cap, -(-2 * aim.outputs * ch // budget))
     if aim.inputs > budget:  # "large": the weights hold a share the input cannot
         lo = max(lo, min(cap, -(-(aim.inputs - budget // 2) // (per_out + 1))))
+    if rc.target == "edge":  # a bias of OC elements that holds every special value
+        lo = max(lo, min(cap, -(-EDGE_CHANNELS // ch) if depthwise else EDGE_CHANNELS))
     hi = min(cap, aim.outputs_cap // (ch if depthwise else 1), max(lo, 4 * rc.budget.max_dim))
     m = log_uniform(draw, lo, max(lo, hi), "OC")
     return m, ch * m if depthwise else m
