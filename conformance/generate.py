@@ -176,7 +176,7 @@ DOT_PRODUCT_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values with every special 
 # ties of both parities and signs at many magnitudes (double rounding through a
 # narrower intermediate type shows on a few of them only), where the ties that the
 # ordinary vectors happen to hold meet the obligation with one or two.
-PHASE_ONE_TARGETS = frozenset({"edge", "large", "ties"})
+PHASE_ONE_TARGETS = frozenset({"edge", "large", "ties", "long-axis"})
 TIES_ELEMENTS = 64  # per tensor, at least, in a ties vector (where the budget allows)
 
 
@@ -272,7 +272,7 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
     named = [a for a in data if a.shape.kind == "named"]
     data = named or [a for a in data if a.shape.kind == "dims" and len(a.shape.dims) > 1] or data
     tensors = max(1, len(data))
-    if job.target in ("large", "ks:long"):
+    if job.target in ("large", "ks:long", "long-axis"):
         # Past 2**16 elements, so that a 16-bit element count or index shows; in the
         # broadcasting groups the output is that large, one input too, and the others
         # broadcast (strategies.recipes.common.elementwise), which keeps the inputs

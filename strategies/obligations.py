@@ -215,13 +215,13 @@ def pair_obligations(
         if _value_args(op_spec) and op_spec.outputs and op_spec.outputs[0].type == "tensor_t":
             obs.append(Obligation("shape:output>=1024", "large", "1,024 output elements"))
             obs.append(Obligation("shape:input>=65536", "large", "65,536 input elements"))
+        if _walks_an_axis(op_spec, mode):
+            obs.append(Obligation(LONG_AXIS_FACT, "long-axis", "an axis past 65,536 elements"))
         out_name = op_spec.outputs[0].shape.name if op_spec.outputs else None
         for arg in op_spec.inputs:
             named = arg.shape.kind == "named" and out_name and arg.shape.name != out_name
             if named and arg.type == "tensor_t" and _broadcasts(op_spec, arg):
-                obs.append(
-                    Obligation(f"shape:broadcast={arg.name}", f"broadcast:{arg.name}", "")
-                )
+                obs.append(Obligation(f"shape:broadcast={arg.name}", f"broadcast:{arg.name}", ""))
     floats = float_mode(mode)
     for kind in sorted(tie_kinds(op_spec.name, mode, spec)):
         obs.append(Obligation(f"round:{kind}", "ties", f"a result {kind.replace('-', ' ')}"))
@@ -245,6 +245,18 @@ def pair_obligations(
         else:
             obs.append(Obligation("dot:ks-long", "ks:long", f"KS >= {LONG_KS}"))
     return PairObligations(op_spec.name, mode.mode, tuple(obs), na)
+
+
+LONG_AXIS_FACT = "shape:axis>65536"
+
+
+def _walks_an_axis(op_spec: OperatorSpec, mode: TypeSupport) -> bool:
+    """Whether the operator's kernels walk one axis with a counter or an index (a
+    reduction's axis, GATHER/SCATTER's K), where one kept in 16 bits wraps past 2**16
+    (a float REDUCE_SUM is a dot product: its long axis is the dot-product data sets')."""
+    if op_spec.group == "scatter-gather":
+        return True
+    return op_spec.group == "reduction" and not (op_spec.name == "REDUCE_SUM" and float_mode(mode))
 
 
 # Operators whose cases are whole graphs: they get the obligations of their attributes.
@@ -325,7 +337,7 @@ def _class_masks(dt: DType, a: np.ndarray) -> dict[str, bool]:
         }
     x = a.astype(np.float64)
     nmin = dt.fp.normal_min
-    smallest = nmin * 2.0 ** -dt.fp.normal_frac
+    smallest = nmin * 2.0**-dt.fp.normal_frac
     mag = np.abs(x)
     with np.errstate(invalid="ignore"):
         return {
@@ -453,6 +465,9 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
                     facts.add(f"shape:broadcast={arg.name}")
     if total_in >= LARGE_INPUT:
         facts.add("shape:input>=65536")
+    in_tensors = [block.tensors[n] for ns in operands.inputs.values() for n in ns]
+    if any(t.rank and max(t.shape) > LARGE_INPUT for t in in_tensors):
+        facts.add(LONG_AXIS_FACT)
     expected = getattr(vector, "expected", None) or {}
     facts |= _result_facts(op_spec, mode, expected)
     facts |= {f"round:{f}" for f in tie_facts(op.op, mode, values, attrs, expected, spec)}

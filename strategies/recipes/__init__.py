@@ -43,7 +43,8 @@ class RecipeContext:
     # placed by construction), "large" (the budget's min_elements is the aim),
     # "rank:R" (every rank drawn through rank_range() is R where the argument allows
     # it), "ties" (results exactly half-way between two output values, and just off
-    # such a tie), "attr:NAME=VALUE" (that attribute takes that value). A recipe that
+    # such a tie), "long-axis" (a reduced axis or GATHER/SCATTER's K past 2**16),
+    # "attr:NAME=VALUE" (that attribute takes that value). A recipe that
     # cannot aim at a target draws as usual; the pack's obligation check says what
     # was met.
     target: str | None = None

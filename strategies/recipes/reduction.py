@@ -145,7 +145,7 @@ def _sum_values(
     return by_name["input"], s
 
 
-# The large vector of a reduction reduces one long axis: longer than a 16-bit loop
+# The long-axis vector of a reduction reduces one axis longer than a 16-bit loop
 # count, and not a multiple of any vector width (65539 = 256 * 256 + 3), so that a
 # kernel that splits the axis into chunks has a remainder to get wrong.
 LONG_AXIS = 65539
@@ -194,7 +194,7 @@ def _long_axis_values(
 def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     long_axis = (
-        rc.target == "large"
+        rc.target == "long-axis"
         and not (rc.name == "REDUCE_SUM" and dt.is_float)
         # the large budget (2 * 65536): two rows of 65539 go 6 elements past it
         and rc.budget.max_elements >= LONG_AXIS

@@ -29,7 +29,7 @@ def _rng(draw: st.DrawFn) -> np.random.Generator:
     return np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="indices: seed"))
 
 
-# The large case indexes past 2**16 rows (N = C = 1): a kernel that keeps an index in
+# The long-axis case indexes past 2**16 rows (N = C = 1): a kernel that keeps an index in
 # 16 bits reads or writes the wrong row.
 WIDE_K = 65538  # rows 0 ... 2**16 + 1: 2**16 is not the last one
 WIDE_W = 256
@@ -44,7 +44,7 @@ def _wide_indices(rng: np.random.Generator) -> np.ndarray:
 
 
 def _wide(rc: RecipeContext) -> bool:
-    return rc.target == "large" and rc.budget.max_elements >= WIDE_K
+    return rc.target == "long-axis" and rc.budget.max_elements >= WIDE_K
 
 
 @recipe("GATHER")
