@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 from mutant_cases import Case
 
 Build = Callable[[], Case]
@@ -28,3 +30,12 @@ def collected() -> Cases:
         assert not twice, f"{info.name}: cases for {sorted(twice)} are given twice"
         out.update(module.CASES)
     return out
+
+
+def counter_condition(cond: Any, limit: int) -> None:
+    """The condition block of a counted WHILE_LOOP (its inputs already declared, the
+    counter ``i`` among them): go while ``limit > i``."""
+    cond.tensor("limit", (1,), "i32", data=np.array([limit], np.int32))
+    cond.tensor("go", (1,), "bool")
+    cond.op("GREATER", ["limit", "i"], ["go"])
+    cond.output("go")

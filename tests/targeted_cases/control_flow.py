@@ -8,7 +8,7 @@ import numpy as np
 from mutant_cases import Case
 
 from conformance.builder import GraphBuilder
-from targeted_cases import Cases
+from targeted_cases import Cases, counter_condition
 
 
 def cond_if(condition: Any, x: Any) -> Case:
@@ -38,10 +38,7 @@ def count_to(start: int, limit: int) -> Case:
     for b in (cond, body):
         b.input("i", (1,), "i32")
         b.input("acc", (2,), "i32")
-    cond.tensor("limit", (1,), "i32", data=np.array([limit], np.int32))
-    cond.tensor("go", (1,), "bool")
-    cond.op("GREATER", ["limit", "i"], ["go"])
-    cond.output("go")
+    counter_condition(cond, limit)
     body.tensor("one", (1,), "i32", data=np.array([1], np.int32))
     body.tensor("i2", (1,), "i32")
     body.tensor("acc2", (2,), "i32")
@@ -73,10 +70,7 @@ def loop_with_branch(iterations: int) -> Case:
     for b in (cond, body):
         b.input("i", (1,), "i32")
         b.input("acc", (2,), "i32")
-    cond.tensor("limit", (1,), "i32", data=np.array([iterations], np.int32))
-    cond.tensor("go", (1,), "bool")
-    cond.op("GREATER", ["limit", "i"], ["go"])
-    cond.output("go")
+    counter_condition(cond, iterations)
     body.tensor("one", (1,), "i32", data=np.array([1], np.int32))
     body.tensor("first", (1,), "bool")
     body.tensor("i2", (1,), "i32")
@@ -105,10 +99,7 @@ def _carry_loop(iterations: int, outputs: tuple[str, str]) -> Case:
         b.input("i", (1,), "i32")
         b.input("a", (2,), "i32")
         b.input("b", (2,), "i32")
-    cond.tensor("limit", (1,), "i32", data=np.array([iterations], np.int32))
-    cond.tensor("go", (1,), "bool")
-    cond.op("GREATER", ["limit", "i"], ["go"])
-    cond.output("go")
+    counter_condition(cond, iterations)
     body.tensor("one", (1,), "i32", data=np.array([1], np.int32))
     body.tensor("i2", (1,), "i32")
     body.tensor("s", (2,), "i32")

@@ -8,7 +8,7 @@ import numpy as np
 from mutant_cases import Case
 
 from conformance.builder import GraphBuilder
-from targeted_cases import Cases
+from targeted_cases import Cases, counter_condition
 
 
 def variable_graph(initial: Any, write: Any | None, dt: str = "i8") -> Case:
@@ -43,10 +43,7 @@ def loop_accumulating(iterations: int) -> Case:
     for b in (cond, body):
         b.input("i", (1,), "i32")
         b.input("last", (1,), "fp32")
-    cond.tensor("limit", (1,), "i32", data=np.array([iterations], np.int32))
-    cond.tensor("go", (1,), "bool")
-    cond.op("GREATER", ["limit", "i"], ["go"])
-    cond.output("go")
+    counter_condition(cond, iterations)
     body.tensor("one", (1,), "i32", data=np.array([1], np.int32))
     body.tensor("one8", (1,), "fp32", data=np.array([1.0], np.float32))
     body.tensor("i2", (1,), "i32")
