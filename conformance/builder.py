@@ -10,7 +10,7 @@ specification checks are returned instead of raised.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,8 +76,13 @@ def _assign(
     return out
 
 
-def check_attributes(op_spec: OperatorSpec, attributes: dict[str, AttrValue]) -> list[str]:
-    """Problems with the attribute names and value kinds (not their values)."""
+def check_attributes(
+    op_spec: OperatorSpec,
+    attributes: dict[str, AttrValue],
+    enums: Collection[str] = ("acc_type_t", "resize_mode_t", "var_t"),
+) -> list[str]:
+    """Problems with the attribute names and value kinds (not their values); ``enums``
+    are the spec's enumeration type names, whose values are given by name."""
     problems = []
     declared = {a.name: a for a in op_spec.attributes}
     for name in attributes:
@@ -91,17 +96,17 @@ def check_attributes(op_spec: OperatorSpec, attributes: dict[str, AttrValue]) ->
             if not arg.optional:
                 problems.append(f"{op_spec.name} is missing attribute {name!r}")
             continue
-        problem = _attribute_kind_problem(arg, attributes[name])
+        problem = _attribute_kind_problem(arg, attributes[name], enums)
         if problem:
             problems.append(f"{op_spec.name} attribute {name!r}: {problem}")
     return problems
 
 
-def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
+def _attribute_kind_problem(arg: Argument, value: AttrValue, enums: Collection[str]) -> str | None:
     et = arg.element_type
     if arg.type == "tosa_graph_t" or arg.type == "String":
         return None if isinstance(value, str) else "expected a string"
-    if arg.shape.kind == "scalar" and et in ("acc_type_t", "resize_mode_t", "var_t"):
+    if arg.shape.kind == "scalar" and et in enums:
         return None if isinstance(value, str) else "expected an enumeration value name"
     if arg.type == "shape_t":  # CONST_SHAPE values: a list of sizes, whatever its shape says
         if isinstance(value, np.ndarray) or (
@@ -125,7 +130,7 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue) -> str | None:
         ):
             return "expected a list of integers"
         return None
-    if et == "size_t" and isinstance(value, tuple | list):  # VARIABLE var_shape
+    if et in ("size_t", "tensor_size_t") and isinstance(value, tuple | list):  # var_shape
         ok = all(isinstance(v, int | np.integer) for v in value)
         return None if ok else "expected a list of integers"
     return None if isinstance(value, np.ndarray) else "expected an array"
@@ -214,7 +219,7 @@ def check_operator(
         op_spec = spec.operator(operator.op)
     except KeyError:
         return None, [f"unknown operator {operator.op!r}"]
-    problems = check_attributes(op_spec, operator.attributes)
+    problems = check_attributes(op_spec, operator.attributes, spec.enums)
     bound, type_problems = bind_types(op_spec, operator, tensors)
     problems += type_problems
     mode = find_mode(op_spec, bound, operator.attributes) if not type_problems else None

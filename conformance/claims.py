@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from conformance import revisions
 from conformance.errors import ConformanceError
 from conformance.spec import Level, Spec, TypeSupport
-
-# introduction, "Main Inference Profile Compliance": an MI implementation must also
-# meet Base Inference compliance, so claiming a profile brings in the ones it builds on.
-PROFILE_INCLUDES: dict[str, tuple[str, ...]] = {"MI": ("BI",)}
 
 DEFAULT_LEVEL = "8K"
 
@@ -24,14 +21,14 @@ class Claim:
     profiles: tuple[str, ...]
     extensions: tuple[str, ...]
     level: Level
+    # Profiles the claimed ones bring in, by the revision's rule (the draft's MI
+    # includes BI; TOSA 1.0's profiles include none).
+    implied: tuple[str, ...] = ()
 
     @property
     def names(self) -> frozenset[str]:
         """Every profile/extension name in force, implied profiles included."""
-        out = set(self.profiles) | set(self.extensions)
-        for p in self.profiles:
-            out |= set(PROFILE_INCLUDES.get(p, ()))
-        return frozenset(out)
+        return frozenset(self.profiles) | frozenset(self.extensions) | frozenset(self.implied)
 
     def requires(self, mode: TypeSupport) -> bool:
         return mode.required_by(self.names)
@@ -48,10 +45,19 @@ class Claim:
         }
 
 
-def _canonical(name: str, known: Iterable[str], what: str) -> str:
+def profile_includes(spec: Spec) -> dict[str, tuple[str, ...]]:
+    """Which profile brings in which, by the rule of the spec's revision."""
+    fam = revisions.family(spec.revision)
+    return dict(fam.profile_includes) if fam else {}
+
+
+def _canonical(spec: Spec, name: str, known: Iterable[str], what: str) -> str:
     for k in known:
         if k.casefold() == name.strip().casefold():
             return k
+    other = revisions.counterpart(name, spec.revision)
+    if other:
+        raise ClaimError(other)
     raise ClaimError(f"unknown {what} {name!r}; known: {', '.join(known)}")
 
 
@@ -62,32 +68,32 @@ def make_claim(
     level: str | None = None,
 ) -> Claim:
     """Validate and build a claim; errors say what is wrong and what would fix it."""
-    profs = tuple(dict.fromkeys(_canonical(p, spec.profiles, "profile") for p in profiles))
+    includes = profile_includes(spec)
+    profs = tuple(dict.fromkeys(_canonical(spec, p, spec.profiles, "profile") for p in profiles))
     extensions = list(extensions)
+    implied_profiles = set(profs) | {i for p in profs for i in includes.get(p, ())}
     if any(e.strip().casefold() == "all" for e in extensions):
         # "all": every extension of the claimed profiles (and of the ones they include)
-        implied_profiles = set(profs) | {i for p in profs for i in PROFILE_INCLUDES.get(p, ())}
         extensions = [e for e in extensions if e.strip().casefold() != "all"] + [
             name for name, ext in spec.extensions.items() if implied_profiles & set(ext.profiles)
         ]
-    exts = tuple(dict.fromkeys(_canonical(e, spec.extensions, "extension") for e in extensions))
+    exts = tuple(
+        dict.fromkeys(_canonical(spec, e, spec.extensions, "extension") for e in extensions)
+    )
     if not profs:
         raise ClaimError(
             f"a claim needs at least one profile (--profile {'/'.join(spec.profiles)})"
         )
-    implied = set(profs)
-    for p in profs:
-        implied |= set(PROFILE_INCLUDES.get(p, ()))
     for e in exts:
         extended = spec.extensions[e].profiles
-        if not implied & set(extended):
+        if not implied_profiles & set(extended):
             want = " or ".join(extended)
             raise ClaimError(f"extension {e} extends {want}; add --profile {extended[0]}")
     try:
         lv = spec.level(level or DEFAULT_LEVEL)
     except KeyError as exc:
         raise ClaimError(str(exc.args[0])) from None
-    return Claim(profs, exts, lv)
+    return Claim(profs, exts, lv, tuple(sorted(implied_profiles - set(profs))))
 
 
 def full_claim(spec: Spec, level: str | None = None) -> Claim:

@@ -555,7 +555,9 @@ def generate(
     flags += [f"--extension {e}" for e in claim.extensions]
     flags.append(f"--level {claim.level.name}")
     claim_flags = " ".join(flags)
-    spec_flag = f"--spec {spec_path} " if spec_path else ""
+    # The command names the revision, so that a vector regenerates by the same rules.
+    spec_flag = f"--spec {spec_path} " if spec_path else f"--tosa {spec.revision} "
+    spec_path = spec_path or spec.path  # what a spawned or remote worker loads
     regenerate = (
         f"tosa-conformance {spec_flag}generate {claim_flags} --seed {seed} "
         f"--examples {options.examples}"

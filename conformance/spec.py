@@ -7,17 +7,17 @@ XML are applied from :mod:`conformance.errata` and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from lxml import etree
 
-from conformance import errata
+from conformance import errata, revisions
 from conformance.dtypes import DType, dtype
 from conformance.errors import ConformanceError
 from conformance.expressions import (
@@ -66,6 +66,11 @@ class Argument:
     optional: bool
     description: str
     element_names: tuple[str, ...]  # names of array elements, from the description's [a, b]
+    # TOSA 1.0 on: the profiles for which this argument must be a compile-time constant
+    # (each an alternative set of names, as for a mode), and those that remove that rule
+    # (EXT-DYNAMIC). Empty in revisions without CTC rules.
+    ctc: tuple[frozenset[str], ...] = ()
+    ctc_remove: tuple[frozenset[str], ...] = ()
 
     @property
     def is_tensor(self) -> bool:
@@ -74,6 +79,12 @@ class Argument:
     @property
     def is_list(self) -> bool:
         return self.type in ("tensor_list_t", "shape_list_t")
+
+    def is_ctc(self, names: frozenset[str] | set[str]) -> bool:
+        """Whether a claim of these names requires a compile-time-constant value here."""
+        if any(req <= names for req in self.ctc_remove):
+            return False
+        return any(req <= names for req in self.ctc)
 
     def rank_range(self, level: Level) -> tuple[int, int] | None:
         """The rank bounds at ``level``, or None when the XML gives none."""
@@ -218,6 +229,7 @@ class Spec:
     operators: Mapping[str, OperatorSpec]
     enums: Mapping[str, Enumeration]
     errata_applied: tuple[str, ...] = field(default=())
+    revision: str = ""  # conformance.revisions name: "1.0", "2024-04-draft", "custom-..."
 
     @property
     def version_string(self) -> str:
@@ -252,16 +264,52 @@ class Spec:
 
 
 def default_spec_path() -> Path:
-    return Path(str(resources.files("conformance") / "tosa_spec" / "tosa.xml"))
-
-
-def _schema_path() -> Path:
-    return Path(str(resources.files("conformance") / "tosa_spec" / "tosa.xsd"))
+    """The tosa.xml of the revision this process uses (see :func:`use_spec`)."""
+    return Path(active_spec().path)
 
 
 @functools.cache
-def _schema() -> etree.XMLSchema:
-    return etree.XMLSchema(etree.parse(str(_schema_path())))
+def _schema(path: str) -> etree.XMLSchema:
+    return etree.XMLSchema(etree.parse(path))
+
+
+# The spec this process reads: chosen once by the CLI (--tosa / --spec), inherited by
+# forked workers, and handed by path to spawned ones. Everything that calls
+# load_spec() without a path reads this one.
+_active: Spec | None = None
+
+
+def use_spec(spec: Spec) -> Spec:
+    """Make ``spec`` the one this process reads; returns it."""
+    global _active
+    _active = spec
+    return spec
+
+
+@contextlib.contextmanager
+def spec_in_use(spec: Spec) -> Iterator[Spec]:
+    """``spec`` is the process's spec inside the block, and the earlier one after it (a
+    command run in-process, as tests and the pytest plugin do, leaves nothing behind)."""
+    global _active
+    before = _active
+    _active = spec
+    try:
+        yield spec
+    finally:
+        _active = before
+
+
+def active_spec() -> Spec:
+    if _active is None:
+        return use_spec(load_revision(revisions.DEFAULT_REVISION))
+    return _active
+
+
+@functools.cache
+def load_revision(name: str) -> Spec:
+    """The vendored spec of a revision ("1.0", "2024-04-draft")."""
+    rev = revisions.revision(name)
+    return _load(rev.xml_path, rev.xsd_path)
 
 
 _BRACKET_LIST = re.compile(r"\[\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*\]")
@@ -286,6 +334,32 @@ def _parse_rank(value: str, where: tuple[str, int | None]) -> Expr:
         raise SpecError(where[0], where[1], f"bad rank bound {value!r}: {exc}") from None
 
 
+# Argument types that are containers; any other ``type`` of an attribute names the type
+# of its single value (1.0 writes ``type="bool_t" tensor-element-type="-"`` where the
+# 2024 draft wrote ``type="tensor_t" tensor-element-type="bool_t"``).
+_CONTAINER_TYPES = frozenset(
+    ("tensor_t", "tensor_list_t", "shape_t", "shape_list_t", "tosa_graph_t", "String")
+)
+
+
+def _value_types(el: etree._Element) -> tuple[str, str]:
+    """(type, element type) of an argument, in the draft's one representation: a scalar
+    attribute is a rank-0 ``tensor_t`` of its value type, in either revision."""
+    kind, element = el.get("type"), el.get("tensor-element-type")
+    if el.get("category") == "attribute" and kind not in _CONTAINER_TYPES and element == "-":
+        return "tensor_t", kind
+    return kind, element
+
+
+def _profiles_of(el: etree._Element | None) -> tuple[frozenset[str], ...]:
+    if el is None:
+        return ()
+    return tuple(
+        frozenset(n for n in (p.get("name"), p.get("and_name")) if n)
+        for p in el.findall("op_profile")
+    )
+
+
 def _parse_argument(el: etree._Element, path: str) -> Argument:
     line = el.sourceline
     name = el.get("name")
@@ -305,11 +379,12 @@ def _parse_argument(el: etree._Element, path: str) -> Argument:
     rmin = _parse_rank(rank.get("min"), (path, line)) if rank is not None else None
     rmax = _parse_rank(rank.get("max"), (path, line)) if rank is not None else None
     description = _text(el.find("description"))
+    kind, element = _value_types(el)
     return Argument(
         name=name,
         category=el.get("category"),
-        type=el.get("type"),
-        element_type=el.get("tensor-element-type"),
+        type=kind,
+        element_type=element,
         shape=shape,
         rank_min=rmin,
         rank_max=rmax,
@@ -317,6 +392,8 @@ def _parse_argument(el: etree._Element, path: str) -> Argument:
         optional=el.get("optional") == "true",
         description=description,
         element_names=_element_names(description),
+        ctc=_profiles_of(el.find("ctc")),
+        ctc_remove=_profiles_of(el.find("ctc_remove")),
     )
 
 
@@ -354,22 +431,49 @@ def _check_operator(op: OperatorSpec, path: str) -> None:
 
 
 def load_spec(path: str | Path | None = None) -> Spec:
-    """Load and validate a tosa.xml (the vendored one by default).
+    """Load and validate a tosa.xml; without a path, the spec this process uses.
 
-    Raises :class:`SpecError` naming the file and line for unreadable, malformed,
+    A file is validated with the ``tosa.xsd`` beside it, or, where there is none, with
+    the vendored schema of the revision it declares itself to be. Raises
+    :class:`SpecError` naming the file and line for unreadable, malformed,
     schema-invalid or inconsistent XML.
     """
     if path is None:
-        return _default_spec()
-    return _load(Path(path))
+        return active_spec()
+    path = Path(path)
+    for rev in revisions.REVISIONS.values():
+        if _same_file(path, rev.xml_path):
+            return load_revision(rev.name)
+    return _load(path, None)
 
 
-@functools.cache
-def _default_spec() -> Spec:
-    return _load(default_spec_path())
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
-def _load(path: Path) -> Spec:
+def _schema_for(root: etree._Element, beside: Path) -> Path:
+    """The tosa.xsd beside the file, else the vendored one of its declared family."""
+    if beside.is_file():
+        return beside
+    profiles_el = root.find("profiles")
+    names = (
+        {p.get("name") for p in profiles_el.findall("profile")} if profiles_el is not None else set()
+    )
+    v = root.find("version")
+    version = (0, 0, 0)
+    if v is not None:
+        try:
+            version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
+        except (TypeError, ValueError):
+            pass
+    fam = revisions.family(revisions.identify("", version, names))
+    return (fam or revisions.revision(revisions.DEFAULT_REVISION)).xsd_path
+
+
+def _load(path: Path, xsd: Path | None) -> Spec:
     shown = str(path)
     try:
         data = path.read_bytes()
@@ -385,11 +489,17 @@ def _load(path: Path) -> Spec:
         msg = str(exc.msg) if exc.msg else "malformed XML"
         msg = re.sub(r",? line \d+, column \d+$", "", msg)
         raise SpecError(shown, line, f"malformed XML: {msg}") from None
-    schema = _schema()
+    xsd = xsd or _schema_for(root, path.parent / "tosa.xsd")
+    beside = xsd.parent == path.parent
+    label = "tosa.xsd" if beside else f"the {xsd.parent.name} revision's tosa.xsd (none beside it)"
+    try:
+        schema = _schema(str(xsd))
+    except (OSError, etree.XMLSchemaParseError, etree.XMLSyntaxError) as exc:
+        raise SpecError(str(xsd), None, f"not a usable XML schema: {exc}") from None
     if not schema.validate(root):
         err = schema.error_log.last_error
         first = schema.error_log[0] if len(schema.error_log) else err
-        raise SpecError(shown, first.line, f"does not match tosa.xsd: {first.message}")
+        raise SpecError(shown, first.line, f"does not match {label}: {first.message}")
 
     v = root.find("version")
     profiles = {
@@ -443,10 +553,12 @@ def _load(path: Path) -> Spec:
         )
         enums[e.get("name")] = Enumeration(e.get("name"), e.get("description"), vals)
 
+    sha = hashlib.sha256(data).hexdigest()
+    version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
     return Spec(
         path=shown,
-        sha256=hashlib.sha256(data).hexdigest(),
-        version=(int(v.get("major")), int(v.get("minor")), int(v.get("patch"))),
+        sha256=sha,
+        version=version,
         draft=v.get("draft") == "true",
         profiles=profiles,
         extensions=extensions,
@@ -454,4 +566,5 @@ def _load(path: Path) -> Spec:
         operators=operators,
         enums=enums,
         errata_applied=tuple(fired),
+        revision=revisions.identify(sha, version, set(profiles)),
     )

@@ -56,7 +56,15 @@ class OpContext:
         return self.operator.attributes
 
     def attr(self, name: str, default: Any = None) -> Any:
-        return self.operator.attributes.get(name, default)
+        """An attribute, or a parameter the revision passes as a one-element input
+        tensor (TOSA 1.0's zero points, ``pad_const``): its single value."""
+        if name in self.operator.attributes:
+            return self.operator.attributes[name]
+        names = self.operands.inputs.get(name)
+        if names and len(names) == 1 and names[0] in self.values:
+            value = np.asarray(self.values[names[0]])
+            return value.reshape(-1)[0].item() if value.size == 1 else value
+        return default
 
     def arg(self, name: str) -> np.ndarray:
         """The value of a single input argument."""

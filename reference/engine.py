@@ -137,7 +137,7 @@ class Evaluator:
         )
         if violations:
             raise Unpredictable(Rule("LEVEL_CHECK", name, violations[0], "", index))
-        attr_problems = check_attributes(op_spec, operator.attributes)
+        attr_problems = check_attributes(op_spec, operator.attributes, self.spec.enums)
         if attr_problems:
             raise fail("attributes as declared by the specification", attr_problems[0])
         bindings, type_problems = bind_types(op_spec, operator, block.tensors)

@@ -119,7 +119,49 @@ class CaseSpec:
         new = shape_tensor(name, values)
         self.replace_tensor(name, shape=new.shape, values=new.values)
 
+    def in_revision(self, spec: Spec) -> CaseSpec:
+        """This case with its operands laid out as ``spec``'s revision declares them.
+
+        Recipes draw parameters by argument name. Where the revision declares one of
+        them an *input* (TOSA 1.0: zero points, ``pad_const``), the drawn value becomes
+        a constant input tensor of the declared shape, in argument order; a rank-0
+        input the revision declares as ``[1]`` (1.0's MUL ``shift``) becomes that shape.
+        Derived from the argument declarations, so a revision adds no list here.
+        """
+        try:
+            op_spec = spec.operator(self.operator)
+        except KeyError:
+            return self
+        declared = op_spec.inputs
+        if any(a.is_list for a in declared):
+            return self  # list operands (CONCAT, COND_IF) take no parameters
+        promoted = {a.name for a in declared if a.name in self.attributes}
+        if not promoted and not any(_wants_one(a, self) for a in declared):
+            return self
+        mode = _mode_or_none(op_spec, self.mode)
+        by_name = {t.name: t for t in self.inputs}
+        inputs: list[TensorDraw] = []
+        for arg in declared:
+            if arg.name in promoted:
+                value = self.attributes[arg.name]
+                dt = _argument_dtype(arg.element_type, mode, value)
+                data = np.asarray(value).reshape(-1)
+                shape = (data.size,) if arg.rank_min is not None else ()
+                inputs.append(
+                    TensorDraw(arg.name, shape, dt, converted(data.reshape(shape), dt), True)
+                )
+            elif arg.name in by_name:
+                t = by_name[arg.name]
+                if _wants_one(arg, self) and t.shape == ():
+                    t = replace(t, shape=(1,), values=resized(t.values, (1,)))
+                inputs.append(t)
+        known = {a.name for a in declared}
+        inputs += [t for t in self.inputs if t.name not in known]  # a breaker's extra operand
+        attributes = {k: v for k, v in self.attributes.items() if k not in promoted}
+        return replace(self, inputs=inputs, attributes=attributes)
+
     def build(self, spec: Spec) -> Case:
+        self = self.in_revision(spec)
         builder = GraphBuilder(spec, strict=self.kind == "valid")
         block = builder.block()
         for t in self.inputs:
@@ -150,6 +192,31 @@ class CaseSpec:
             data_set=self.data_set,
             strategy=self.strategy,
         )
+
+
+def _wants_one(arg: Any, case: CaseSpec) -> bool:
+    """An input the revision declares with the literal shape ``[1]``, drawn as rank 0."""
+    if arg.shape.kind != "dims" or arg.shape.text.replace(" ", "") != "[1]":
+        return False
+    return any(t.name == arg.name and t.shape == () for t in case.inputs)
+
+
+def _mode_or_none(op_spec: Any, mode: str) -> Any:
+    try:
+        return op_spec.mode(mode)
+    except KeyError:
+        return None
+
+
+def _argument_dtype(element_type: str, mode: Any, value: Any) -> DType:
+    """The element type a promoted parameter takes: its type variable's binding in the
+    mode, the fixed type it names, or (a mode the case deliberately breaks) its value's."""
+    if mode is not None and element_type in mode.bindings:
+        return dtypes.dtype(mode.bindings[element_type])
+    try:
+        return dtypes.dtype(element_type)
+    except KeyError:
+        return dtypes.from_numpy(np.asarray(value).dtype)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from lxml import etree
 from conformance.spec import default_spec_path, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_FBS = ROOT / "conformance" / "tosa_spec" / "tosa.fbs"
+SEED_FBS = ROOT / "conformance" / "tosa_spec" / "2024-04-draft" / "tosa.fbs"
 EXTENDED_FBS = ROOT / "vectors" / "schema" / "tosa.fbs"
 
 

@@ -177,6 +177,8 @@ class PackMeta:
     seed: int
     claim: dict[str, Any]  # conformance.claims.Claim.to_json()
     options: dict[str, Any] = field(default_factory=dict)
+    # conformance.revisions name; "" in packs written before revisions were recorded
+    spec_revision: str = ""
 
     @classmethod
     def create(
@@ -193,6 +195,7 @@ class PackMeta:
             seed,
             claim,
             dict(options or {}),
+            spec.revision,
         )
 
     def to_json(self, entries: Iterable[PackEntry]) -> dict[str, Any]:
@@ -201,7 +204,11 @@ class PackMeta:
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "generator": {"name": self.generator_name, "version": self.generator_version},
-            "spec": {"version": self.spec_version, "sha256": self.spec_sha256},
+            "spec": {
+                "version": self.spec_version,
+                "sha256": self.spec_sha256,
+                **({"revision": self.spec_revision} if self.spec_revision else {}),
+            },
             "seed": self.seed,
             "claim": self.claim,
             "options": self.options,
@@ -218,4 +225,5 @@ class PackMeta:
             data["seed"],
             data["claim"],
             data["options"],
+            data["spec"].get("revision", ""),
         )

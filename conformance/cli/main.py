@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from conformance import __version__
+from conformance import __version__, revisions
 from conformance.claims import DEFAULT_LEVEL, Claim, make_claim
 from conformance.errors import ConformanceError
-from conformance.spec import Spec, load_spec
+from conformance.spec import Spec, load_revision, load_spec, spec_in_use
 
 
 class UsageError(ConformanceError):
@@ -24,7 +24,14 @@ def add_claim_arguments(parser: argparse.ArgumentParser, *, required: bool = Tru
         action="append",
         default=[],
         metavar="P",
-        help="profile claimed (repeatable): BI, MI; MI includes BI",
+        help="profile claimed (repeatable), in the revision's words: PRO-INT, PRO-FP "
+        "(TOSA 1.0); BI, MI (2024-04 draft, where MI includes BI)",
+    )
+    group.add_argument(
+        "--target",
+        metavar="T",
+        help="the claim as ExecuTorch and MLIR write it, e.g. TOSA-1.0+INT+int16 "
+        "(profiles and extensions; adds to --profile/--extension)",
     )
     group.add_argument(
         "--extension",
@@ -41,7 +48,56 @@ def add_claim_arguments(parser: argparse.ArgumentParser, *, required: bool = Tru
 
 
 def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
-    return make_claim(spec, args.profile, args.extension, args.level)
+    profiles, extensions = list(args.profile), list(args.extension)
+    target = getattr(args, "target", None)
+    if target:
+        rev = revisions.family(spec.revision)
+        if rev is None:
+            raise UsageError(f"--target: {spec.path} is not of a revision this project ships")
+        t = revisions.parse_target(target, rev, spec.extensions)
+        profiles += t.profiles
+        extensions += t.extensions
+    return make_claim(spec, profiles, extensions, args.level)
+
+
+def select_spec(args: argparse.Namespace) -> Spec:
+    """The one spec of this process: from --spec or --tosa, else the revision of the
+    pack the command reads (a pack is judged by its own revision's rules), else the
+    default revision. A --tosa that contradicts the pack is refused."""
+    if args.spec and args.tosa:
+        raise UsageError("--spec and --tosa both name a specification; give one of them")
+    if args.spec:
+        return load_spec(args.spec)
+    if args.tosa:
+        revisions.revision(args.tosa)  # an unknown name: one line
+    pack = _pack_revision(getattr(args, "pack", None))
+    if pack and args.tosa and pack != revisions.revision(args.tosa).name:
+        raise UsageError(
+            f"{args.pack} is a TOSA {pack} pack, judged by that revision's rules; "
+            f"drop --tosa {args.tosa}, or generate a pack with --tosa {args.tosa}"
+        )
+    return load_revision(pack or args.tosa or revisions.DEFAULT_REVISION)
+
+
+def _pack_revision(pack: str | None) -> str | None:
+    """The vendored revision an existing pack was generated from, when it says or its
+    tosa.xml is a vendored one; None otherwise (the checks that read the pack report
+    a damaged or foreign one in their own words)."""
+    if not pack:
+        return None
+    from vectors.pack import open_pack
+
+    try:
+        with open_pack(pack) as opened:
+            meta = opened.meta
+    except (ConformanceError, OSError, ValueError):
+        return None
+    if meta.spec_revision in revisions.REVISIONS:
+        return meta.spec_revision
+    for rev in revisions.REVISIONS.values():
+        if rev.xml_sha256 == meta.spec_sha256:
+            return rev.name
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--spec",
         metavar="PATH",
-        help="tosa.xml to use instead of the vendored one",
+        help="a tosa.xml to use instead of a vendored revision (validated with the "
+        "tosa.xsd beside it)",
+    )
+    parser.add_argument(
+        "--tosa",
+        metavar="REVISION",
+        help="the TOSA specification revision: "
+        + ", ".join(revisions.REVISIONS)
+        + f" (default {revisions.DEFAULT_REVISION})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -87,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        spec = load_spec(args.spec)
-        return int(args.run(spec, args) or 0)
+        with spec_in_use(select_spec(args)) as spec:
+            return int(args.run(spec, args) or 0)
     # Every error the user can fix (bad argument, damaged pack, spec, claim, backend,
     # results file, full disk) is a ConformanceError: one line, exit status 2.
     except ConformanceError as exc:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import revisions
 from conformance.spec import SpecError, default_spec_path, load_spec
 
 SPEC = load_spec()
@@ -89,6 +90,9 @@ def test_malformed_xml_names_file_and_line(tmp_path: Path) -> None:
 
 def test_schema_invalid_xml_names_file_and_line(tmp_path: Path) -> None:
     bad = _corrupt(tmp_path, 'max_rank="6"', 'max_rank="six"')
+    with pytest.raises(SpecError, match=r"bad.xml:35: does not match the 2024-04-draft revision's"):
+        load_spec(bad)
+    (tmp_path / "tosa.xsd").write_bytes(revisions.DRAFT_2024.xsd_path.read_bytes())
     with pytest.raises(SpecError, match=r"bad.xml:35: does not match tosa.xsd: .*max_rank"):
         load_spec(bad)
 
