@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.capabilities.select import MANIFEST_SKIP
 from conformance.claims import Claim, required_modes
 from conformance.runner import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
 from conformance.spec import Spec
@@ -56,6 +57,8 @@ class PairResult:
     # Why a capability manifest does not claim the pair (its vectors are skipped): the
     # pair is "not claimed", outside the subset certified.
     unclaimed: str | None = None
+    # Skipped vectors the backend declined (not the manifest's subset): never "met".
+    declined: int = 0
 
     @property
     def status(self) -> str:
@@ -67,8 +70,10 @@ class PairResult:
             return "failed"
         if any(r.verdict == XFAIL for r in self.known):
             return "known failure"
-        if self.passed == 0:
-            return "not met"  # nothing ran: missing, or every vector skipped
+        if self.passed == 0 or self.declined:
+            # Nothing ran, or the backend declined some of the pair's vectors: a pair is
+            # met only by vectors that ran and passed, all of them.
+            return "not met"
         return "met"
 
     def to_json(self) -> dict[str, Any]:
@@ -82,11 +87,22 @@ class PairResult:
             "vectors_passed": self.vectors_passed,
             "failed": self.failed,
             "skipped": self.skipped,
+            "declined_by_backend": self.declined,
             "worst_margin": self.worst_margin,
             "failures": [r.vector for r in self.failures],
             "known_failures": [r.vector for r in self.known],
             **({} if self.unclaimed is None else {"unclaimed": self.unclaimed}),
         }
+
+
+def not_met_reason(pair: PairResult) -> str:
+    """Why a pair is not met, for people: what the backend declined, else what was
+    skipped, else that nothing ran."""
+    reasons = "; ".join(pair.skip_reasons)
+    if pair.declined:
+        of = f" of {pair.run + pair.skipped}" if pair.run else ""
+        return f"the backend declined {pair.declined}{of} vectors ({reasons})"
+    return reasons or "no vector ran"
 
 
 def pack_pairs(pack_path: Path) -> dict[tuple[str, str], dict[str, int]]:
@@ -115,6 +131,12 @@ def check_pack(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = None) 
     with open_pack(pack_path) as pack:
         meta = pack.meta
     spec_sha = meta.spec_sha256
+    if meta.spec_revision and meta.spec_revision != spec.revision:
+        raise CertifyError(
+            f"{pack_path} is a TOSA {meta.spec_revision} pack; this claim is of TOSA "
+            f"{spec.revision}: certify with --tosa {meta.spec_revision}, or generate a "
+            f"pack with --tosa {spec.revision}"
+        )
     if spec_sha != spec.sha256:
         raise CertifyError(
             f"{pack_path} was generated from another tosa.xml (sha256 {spec_sha[:12]}...); "
@@ -159,6 +181,8 @@ def tally(spec: Spec, claim: Claim, report: RunReport, manifest: Any = None) -> 
             continue
         if r.verdict == SKIPPED:
             pair.skipped += 1
+            if not r.detail.startswith(MANIFEST_SKIP):
+                pair.declined += 1
             if r.detail not in pair.skip_reasons:
                 pair.skip_reasons.append(r.detail)
             continue
@@ -305,7 +329,11 @@ class Certificate:
             "verdict": "pass" if self.passed else "fail",
             "backend": self.backend,
             "claim": self.claim.to_json(),
-            "spec": {"version": self.spec.version_string, "sha256": self.spec.sha256},
+            "spec": {
+                "revision": self.spec.revision,
+                "version": self.spec.version_string,
+                "sha256": self.spec.sha256,
+            },
             "pack_sha256": self.pack_sha256,
             "pack": None if self.pack is None else self.pack.to_json(),
             "denormals": self.denormals,

@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable
 
 from conformance.capabilities.report import subset_html, subset_markdown
-from conformance.certify import Certificate, PairResult
+from conformance.certify import Certificate, PairResult, not_met_reason
 
 COLOURS = {
     "met": "#2e7d32",
@@ -108,7 +108,8 @@ def markdown(
         "",
         f"**Verdict: {'PASS' if cert.passed else 'FAIL'}** for {cert.claim.describe()}",
         "",
-        f"- spec: TOSA {cert.spec.version_string} (tosa.xml sha256 `{cert.spec.sha256[:16]}...`)",
+        f"- spec: TOSA {cert.spec.version_string}, revision {cert.spec.revision} "
+        f"(tosa.xml sha256 `{cert.spec.sha256[:16]}...`)",
         f"- pack: `{pack}` (sha256 `{cert.pack_sha256[:16]}...`)",
         f"- date: {cert.date}",
     ]
@@ -133,7 +134,7 @@ def markdown(
         lines += ["", "## Failures", ""]
         for p in bad:
             if p.status == "not met":
-                why = "; ".join(p.skip_reasons) or "no vector ran"
+                why = not_met_reason(p)
                 lines.append(f"- {p.operator} [{p.mode}]: not met: {why}")
             for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
                 lines.append(f"- {r.vector}: {r.verdict}: {r.detail[:300]}")
@@ -224,7 +225,7 @@ def html_page(
     failures = []
     for p in cert.pairs:
         if p.status == "not met":
-            why = "; ".join(p.skip_reasons) or "no vector ran"
+            why = not_met_reason(p)
             failures.append(f"<li><b>{e(p.operator)} [{e(p.mode)}]</b>: not met: {e(why)}</li>")
         for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
             failures.append(
@@ -273,7 +274,8 @@ img {{ max-width: 100%; }}
 <h1>TOSA conformance: {e(cert.backend)}</h1>
 <p class="verdict">{verdict}</p>
 <p>Claim: {e(cert.claim.describe())}<br>
-Spec: TOSA {e(cert.spec.version_string)}, tosa.xml sha256 <code>{e(cert.spec.sha256)}</code><br>
+Spec: TOSA {e(cert.spec.version_string)} (revision {e(cert.spec.revision)}), tosa.xml sha256
+<code>{e(cert.spec.sha256)}</code><br>
 Pack: <code>{e(pack)}</code>, sha256 <code>{e(cert.pack_sha256)}</code><br>
 Date: {e(cert.date)}<br>
 Requirements: {summary["required"]} (operator, mode) pairs: {summary["met"]} met,

@@ -24,6 +24,7 @@ class Claim:
     # Profiles the claimed ones bring in, by the revision's rule (the draft's MI
     # includes BI; TOSA 1.0's profiles include none).
     implied: tuple[str, ...] = ()
+    revision: str = ""  # the spec revision whose names these are (conformance.revisions)
 
     @property
     def names(self) -> frozenset[str]:
@@ -35,7 +36,8 @@ class Claim:
 
     def describe(self) -> str:
         parts = [*self.profiles, *self.extensions]
-        return f"{'+'.join(parts)} @ level {self.level.name}"
+        of = f" of TOSA {self.revision}" if self.revision else ""
+        return f"{'+'.join(parts)} @ level {self.level.name}{of}"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -93,7 +95,8 @@ def make_claim(
         lv = spec.level(level or DEFAULT_LEVEL)
     except KeyError as exc:
         raise ClaimError(str(exc.args[0])) from None
-    return Claim(profs, exts, lv, tuple(sorted(implied_profiles - set(profs))))
+    implied = tuple(sorted(implied_profiles - set(profs)))
+    return Claim(profs, exts, lv, implied, spec.revision)
 
 
 def full_claim(spec: Spec, level: str | None = None) -> Claim:

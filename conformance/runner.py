@@ -10,13 +10,14 @@ plugin uses it too.
 from __future__ import annotations
 
 import contextlib
+import copy
 import multiprocessing as mp
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
@@ -24,12 +25,13 @@ from typing import Any, cast
 import numpy as np
 
 from conformance import process_tree
-from conformance.backends import BackendResult, get_backend
+from conformance.backends import BackendError, BackendResult, get_backend
 from conformance.backends.base import Backend, BatchBackend, batch_size, denormal_modes
 from conformance.dtypes import DType, is_float_storage
 from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
 from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
 from conformance.selection import XFAIL, XPASS, KnownFailures, Selection
+from conformance.spec import use_spec, vendored_spec
 from conformance.worker import LOG_KEPT, captured_output, end_vector_processes, worker_main
 from reference.compliance.denormals import FLUSH, SUPPORTED, DenormalMode, format_modes
 from vectors.pack_errors import PackError
@@ -213,14 +215,33 @@ def judge(
 # -- isolated execution ---------------------------------------------------------------
 
 
-def run_one(backend: Backend, vector: LoadedVector) -> VectorResult:
-    """Run one loaded vector on a backend and judge it (in a worker process)."""
+def backend_view(vector: LoadedVector) -> LoadedVector:
+    """What a backend is handed: its own copy of the graph and inputs, without the
+    expected results and their bounds. Nothing it changes is what the judge reads, and
+    nothing in it is the answer."""
+    return replace(
+        vector,
+        graph=copy.deepcopy(vector.graph),
+        inputs={k: np.array(v, copy=True) for k, v in vector.inputs.items()},
+        expected={},
+        checks={},
+        desc=copy.deepcopy(vector.desc),
+        result_files=dict(vector.result_files),
+    )
+
+
+def run_one(
+    backend: Backend, vector: LoadedVector, view: LoadedVector | None = None
+) -> VectorResult:
+    """Run one loaded vector on a backend and judge it (in a worker process); ``view``
+    is the copy the backend was shown already (a batch's prepare)."""
     started = time.monotonic()
-    reason = backend.unsupported(vector)
+    view = view or backend_view(vector)
+    reason = backend.unsupported(view)
     if reason is not None:
         return VectorResult(vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
     with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
-        result = backend.run(vector, Path(tmp))
+        result = backend.run(view, Path(tmp))
     return judge(vector, result, time.monotonic() - started, denormals=denormal_modes(backend))
 
 
@@ -229,6 +250,10 @@ def pack_worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
     from vectors.pack import open_pack
 
     pack = open_pack(pack_path)
+    # A pack is judged by its own revision's rules, on whichever machine runs it.
+    spec = vendored_spec(pack.meta.spec_revision, pack.meta.spec_sha256)
+    if spec is not None:
+        use_spec(spec)
     serve(conn, backend_spec, pack.load, lambda name: _meta(pack.entry(name)))
 
 
@@ -257,7 +282,11 @@ def serve(
     # the worker (pytest turns faulthandler on) would only be noise.
     faulthandler.disable()
     ignore_interrupts()
-    backend = get_backend(backend_spec)
+    try:
+        backend = get_backend(backend_spec)
+    except Exception as exc:  # e.g. a device that a forked process cannot open
+        conn.send({NOT_STARTED: _described(exc)})
+        return
     while True:
         message = conn.recv()
         if message is None:
@@ -276,6 +305,7 @@ def _serve_one(
     describe: Callable[[Any], tuple[str, str, str]],
     vector: LoadedVector | None = None,
     extra: float = 0.0,
+    view: LoadedVector | None = None,
 ) -> dict[str, Any]:
     started = time.monotonic()
     try:
@@ -287,7 +317,7 @@ def _serve_one(
         # What a Python backend prints is this vector's log, not the run's output.
         with captured_output() as printed:
             try:
-                res = run_one(backend, vector)
+                res = run_one(backend, vector, view)
             except Exception as exc:  # a backend bug is this vector's failure, not the run's
                 res = _unrun(message, describe, f"the backend raised {type(exc).__name__}: {exc}")
         if printed:
@@ -317,6 +347,11 @@ class Batch:
 
 
 PREPARED = {"prepared": True}  # what a worker sends when a batch is prepared
+NOT_STARTED = "not-started"  # key of what a worker sends when its backend cannot start
+
+
+class WorkerStartError(BackendError):
+    """The backend cannot run in a worker process: no vector can run (exit status 2)."""
 
 
 def _serve_batch(
@@ -331,13 +366,16 @@ def _serve_batch(
     for k, message in enumerate(batch.messages):
         with contextlib.suppress(Exception):  # it fails again, as its own result, below
             loaded[k] = load(message)
+    views = {k: backend_view(v) for k, v in loaded.items()}  # the same objects run() gets
     # prepare() only gets ahead of run(): when it fails, each vector runs unprepared.
     with contextlib.suppress(Exception), tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
-        backend.prepare(list(loaded.values()), Path(tmp))
+        backend.prepare(list(views.values()), Path(tmp))
     conn.send(PREPARED)
     share = (time.monotonic() - started) / max(1, len(batch.messages))
     for k, message in enumerate(batch.messages):
-        conn.send(_serve_one(backend, message, load, describe, loaded.get(k), share))
+        conn.send(
+            _serve_one(backend, message, load, describe, loaded.get(k), share, views.get(k))
+        )
 
 
 @dataclass
@@ -350,6 +388,7 @@ class _Slot:
     todo: list[tuple[str, Any]] = field(default_factory=list)
     preparing: bool = False
     tmp: str = ""  # the worker's temporary folder, removed with the worker
+    deaths: int = 0  # workers of this slot that died before taking a vector
 
 
 class IsolatedPool:
@@ -418,7 +457,13 @@ class IsolatedPool:
                         slot.todo = list(zip(message.names, message.messages, strict=True))
                         slot.name, slot.preparing = message.names[0], True
                     slot.started = time.monotonic()
-                    slot.conn.send(message)
+                    try:
+                        slot.conn.send(message)
+                    except OSError:  # the worker is gone already: why, and try again
+                        self._check_started(slot)
+                        pending.append((slot.name, message))
+                        self._replace(slot)
+                        continue
                     busy += 1
             ready = mp.connection.wait([s.conn for s in self.slots if s.name], timeout=0.05)
             now = time.monotonic()
@@ -435,6 +480,8 @@ class IsolatedPool:
                     if doc == PREPARED:
                         slot.preparing, slot.started = False, now
                         continue
+                    if isinstance(doc, dict) and NOT_STARTED in doc:
+                        raise WorkerStartError(_not_started(doc[NOT_STARTED]))
                     if doc is not None:
                         slot.name = None
                         if slot.todo:  # the next vector of the batch is under way
@@ -486,6 +533,24 @@ class IsolatedPool:
                 self._replace(slot)
                 busy -= 1
 
+    def _check_started(self, slot: _Slot) -> None:
+        """A worker that died before its first vector: the backend's reason if it sent
+        one, else its exit status, as a WorkerStartError. Fresh workers that keep dying
+        so would otherwise be replaced for ever."""
+        with contextlib.suppress(OSError, EOFError):
+            while slot.conn.poll():
+                doc = slot.conn.recv()
+                if isinstance(doc, dict) and NOT_STARTED in doc:
+                    raise WorkerStartError(_not_started(doc[NOT_STARTED]))
+        slot.process.join(1)
+        slot.deaths += 1
+        if slot.deaths >= 2:
+            code = slot.process.exitcode
+            raise WorkerStartError(
+                f"the backend's worker process exited (status {code}) before it ran any "
+                "vector, twice; run one vector with --jobs 1 to see why"
+            )
+
     def close(self) -> None:
         for slot in self.slots:
             if slot.process.is_alive():
@@ -494,6 +559,20 @@ class IsolatedPool:
         for slot in self.slots:
             slot.process.join(2)
             self._end(slot)  # also a worker still busy (Ctrl-C), and what it started
+
+
+def _described(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose str() fails still names its type
+        return type(exc).__name__
+
+
+def _not_started(reason: str) -> str:
+    return (
+        f"the backend cannot start in a worker process ({reason}); no vector was run. "
+        "A backend must be usable in a forked process"
+    )
 
 
 # -- the run ------------------------------------------------------------------------

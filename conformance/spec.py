@@ -205,6 +205,9 @@ class EnumValue:
     name: str
     value: int
     description: str
+    # TOSA 1.0 on: the extension a value needs (rounding_mode_t's INEXACT_ROUND needs
+    # EXT-INEXACTROUND); "" where any claim may use it.
+    extension: str = ""
 
 
 @dataclass(frozen=True)
@@ -303,6 +306,17 @@ def active_spec() -> Spec:
     if _active is None:
         return use_spec(load_revision(revisions.DEFAULT_REVISION))
     return _active
+
+
+def vendored_spec(revision: str, sha256: str) -> Spec | None:
+    """The vendored spec a pack names by revision, or whose tosa.xml it names by sha256
+    (packs written before revisions were recorded); None for any other tosa.xml."""
+    if revision in revisions.REVISIONS:
+        return load_revision(revision)
+    for rev in revisions.REVISIONS.values():
+        if rev.xml_sha256 == sha256:
+            return load_revision(rev.name)
+    return None
 
 
 @functools.cache
@@ -458,17 +472,13 @@ def _schema_for(root: etree._Element, beside: Path) -> Path:
     """The tosa.xsd beside the file, else the vendored one of its declared family."""
     if beside.is_file():
         return beside
-    profiles_el = root.find("profiles")
-    names = (
-        {p.get("name") for p in profiles_el.findall("profile")} if profiles_el is not None else set()
-    )
+    found = root.find("profiles")
+    names = {p.get("name") for p in found.findall("profile")} if found is not None else set()
     v = root.find("version")
     version = (0, 0, 0)
     if v is not None:
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
-        except (TypeError, ValueError):
-            pass
     fam = revisions.family(revisions.identify("", version, names))
     return (fam or revisions.revision(revisions.DEFAULT_REVISION)).xsd_path
 
@@ -548,7 +558,12 @@ def _load(path: Path, xsd: Path | None) -> Spec:
     enums = {}
     for e in root.findall("enum"):
         vals = tuple(
-            EnumValue(x.get("name"), int(x.get("value")), x.get("description") or "")
+            EnumValue(
+                x.get("name"),
+                int(x.get("value")),
+                x.get("description") or "",
+                x.get("extension") or "",
+            )
             for x in e.findall("enumval")
         )
         enums[e.get("name")] = Enumeration(e.get("name"), e.get("description"), vals)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from conformance import __version__, revisions
 from conformance.claims import DEFAULT_LEVEL, Claim, make_claim
 from conformance.errors import ConformanceError
-from conformance.spec import Spec, load_revision, load_spec, spec_in_use
+from conformance.spec import Spec, load_revision, load_spec, spec_in_use, vendored_spec
 
 
 class UsageError(ConformanceError):
@@ -92,12 +92,8 @@ def _pack_revision(pack: str | None) -> str | None:
             meta = opened.meta
     except (ConformanceError, OSError, ValueError):
         return None
-    if meta.spec_revision in revisions.REVISIONS:
-        return meta.spec_revision
-    for rev in revisions.REVISIONS.values():
-        if rev.xml_sha256 == meta.spec_sha256:
-            return rev.name
-    return None
+    spec = vendored_spec(meta.spec_revision, meta.spec_sha256)
+    return spec.revision if spec else None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,12 +154,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConformanceError as exc:
         print(f"tosa-conformance: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # e.g. piped into head
-        return 0
+    except BrokenPipeError as exc:
+        if _stdout_closed():  # piped into head: nobody reads the rest
+            return 0
+        # Any other pipe (a worker's) must never pass for a clean exit.
+        print(f"tosa-conformance: error: a pipe broke under the command: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:  # an unwritable output, a full disk: the user's to fix
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"tosa-conformance: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (poll says POLLERR)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no real file descriptor
+        return False
 
 
 if __name__ == "__main__":

@@ -6,13 +6,16 @@ tosa.xml with --spec), so the claim requires only their modes.
 """
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lxml import etree
 
 from conformance.cli.main import main
 from conformance.spec import default_spec_path
+from vectors.pack import open_pack
 
 KEEP = {"ADD", "SUB"}
 
@@ -207,3 +210,44 @@ def test_certify_warns_about_a_pack_without_its_targeted_vectors(
     assert "misses" in err and "coverage obligations" in err
     record = json.loads((tmp_path / "c" / "certificate.json").read_text())["pack"]
     assert record["every_obligation_met"] is False and record["unmet"]
+
+
+def test_a_backend_that_declines_what_it_fails_is_not_certified(
+    small_spec: Path, certified: Path, tmp_path: Path, capsys
+) -> None:
+    # Issue 26, item 2: declining a claimed pair's vectors must never count toward "met".
+    flaky = Path(__file__).parent / "data" / "flaky_backends.py"
+    argv = ["--spec", str(small_spec), "certify", "--profile", "MI", "--quiet"]
+    argv += ["--backend", f"python:{flaky}:declines_what_it_fails"]
+    code = main([*argv, "--pack", str(certified / "pack"), "-o", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and out.startswith("FAIL"), out
+    cert = json.loads((tmp_path / "certificate.json").read_text())
+    declined = [r for r in cert["requirements"] if r["declined_by_backend"]]
+    assert declined and all(r["status"] == "not met" for r in declined)
+    assert cert["verdict"] == "fail"
+    md = (tmp_path / "report.md").read_text()
+    assert re.search(r"not met: the backend declined \d+ of \d+ vectors \(not implemented", md)
+
+
+def test_what_a_backend_changes_is_not_what_the_judge_reads(
+    small_spec: Path, certified: Path, tmp_path: Path, capsys
+) -> None:
+    # Issue 26, item 6: the backend gets its own copy of the graph and inputs, and no
+    # expected results; zeroing "the expected results" it was handed changes nothing.
+    flaky = Path(__file__).parent / "data" / "flaky_backends.py"
+    argv = ["--spec", str(small_spec), "run", "--pack", str(certified / "pack"), "--quiet"]
+    argv += ["--backend", f"python:{flaky}:rewrites_the_answer", "--json", str(tmp_path / "r")]
+    assert main(argv) == 1
+    capsys.readouterr()
+    lines = [json.loads(x) for x in (tmp_path / "r").read_text().splitlines()[1:]]
+    valid = [x for x in lines if x["kind"] == "valid"]
+    with open_pack(certified / "pack") as pack:
+        nonzero = {
+            x["vector"]
+            for x in valid
+            if any(np.any(e != 0) for e in pack.load(x["vector"]).expected.values())
+        }
+    # Zeros are the right answer only where every expected result is zero.
+    assert nonzero and all(x["verdict"] == "failed" for x in valid if x["vector"] in nonzero)
+    assert all(x["verdict"] == "passed" for x in valid if x["vector"] not in nonzero)

@@ -291,3 +291,19 @@ def test_a_broken_python_backend_is_one_line(
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], proc.stderr
+
+
+def test_a_backend_that_cannot_start_in_a_worker_never_exits_0(
+    tmp_path: Path, small_pack: Path
+) -> None:
+    # Issue 26, item 1: the parent builds the backend, every forked worker fails to; the
+    # run used to die on the broken pipe to the first worker and exit 0 with no output.
+    spec = f"python:{BACKENDS}:main_process_only"
+    results = tmp_path / "r.jsonl"
+    args = ["run", "--pack", str(small_pack), "--backend", spec, "--quiet", "--json", str(results)]
+    proc = run_cli([*args, "--jobs", "2"])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr
+    assert "cannot start in a worker process" in lines[0]
+    assert "no device in a forked process" in lines[0]

@@ -97,3 +97,31 @@ class OffByOneOnLargeValues(ReferenceBackend):
 
 def off_by_one(_: object) -> OffByOneOnLargeValues:
     return OffByOneOnLargeValues()
+
+
+class DeclinesWhatItFails(WrongShape):
+    """Would fail every ``_001`` vector, and honestly declines exactly those."""
+
+    def unsupported(self, vector) -> str | None:
+        return "not implemented here" if vector.name.endswith("_001") else None
+
+
+def declines_what_it_fails(_: object) -> DeclinesWhatItFails:
+    return DeclinesWhatItFails()
+
+
+class RewritesTheAnswer(ReferenceBackend):
+    """Returns zeros, and makes the vector it was handed agree: zero expected results,
+    inputs changed in place (a numpy ``+=`` is enough)."""
+
+    def run(self, vector, workdir: Path) -> BackendResult:
+        result = super().run(vector, workdir)
+        for expected in vector.expected.values():
+            expected[...] = 0
+        for values in vector.inputs.values():
+            values += 1
+        return BackendResult({n: np.zeros_like(v) for n, v in result.outputs.items()})
+
+
+def rewrites_the_answer(_: object) -> RewritesTheAnswer:
+    return RewritesTheAnswer()

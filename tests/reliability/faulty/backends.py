@@ -107,3 +107,13 @@ def slow(_: object) -> Slow:
 
 def raises(_: object) -> ReferenceBackend:
     raise RuntimeError("the factory could not find its device")
+
+
+def main_process_only(_: object) -> ReferenceBackend:
+    """Builds in the first process that asks (the run's main process), not in the
+    processes forked from it, which inherit its environment (a GPU context that does not
+    survive fork does this)."""
+    first = os.environ.setdefault("TOSA_FAULT_BUILT_IN", str(os.getpid()))
+    if first != str(os.getpid()):
+        raise RuntimeError("no device in a forked process")
+    return ReferenceBackend()
