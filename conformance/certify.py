@@ -293,6 +293,9 @@ class Certificate:
     pack: PackCoverage | None = None
     denormals: dict[str, dict[str, Any]] | None = None  # see denormal_record
     capabilities: Any = None  # conformance.capabilities.Manifest: a subset certificate
+    # Where the verdicts come from: this run, or results files (their sha256): a
+    # certificate from a file says so, since nothing here ran the backend then.
+    source: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -337,6 +340,7 @@ class Certificate:
             "pack_sha256": self.pack_sha256,
             "pack": None if self.pack is None else self.pack.to_json(),
             "denormals": self.denormals,
+            "source": self.source or {"kind": "run"},
             "tool": {"name": "tosa-conformance", "version": __version__},
             "date": self.date,
             "requirements": [p.to_json() for p in self.pairs],
@@ -380,12 +384,13 @@ def make_certificate(
     report: RunReport,
     pack: PackCoverage | None = None,
     capabilities: Any = None,
+    source: dict[str, Any] | None = None,
 ) -> Certificate:
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     pairs = tally(spec, claim, report, capabilities)
     denormals = denormal_record(spec, claim, report)
     return Certificate(
-        backend, claim, spec, pack_sha256, pairs, date, pack, denormals, capabilities
+        backend, claim, spec, pack_sha256, pairs, date, pack, denormals, capabilities, source
     )
 
 

@@ -113,6 +113,10 @@ def markdown(
         f"- pack: `{pack}` (sha256 `{cert.pack_sha256[:16]}...`)",
         f"- date: {cert.date}",
     ]
+    if cert.source and cert.source.get("kind") == "results files":
+        files = cert.source["files"]
+        shown = ", ".join(f"`{f['path']}` (sha256 `{f['sha256'][:16]}...`)" for f in files)
+        lines.append(f"- verdicts: read from {shown}; this certificate did not run the backend")
     if counts:
         lines.append(f"- {_counts_line(counts)}")
     lines += subset_markdown(cert)

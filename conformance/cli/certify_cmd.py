@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from conformance.backends import BackendError, get_backend
 from conformance.certify import (
@@ -126,9 +127,11 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     operators = sorted({m.operator for m in required_modes(spec, claim)})
     ops = "|".join(operators)
+    source: dict[str, Any] | None = None
     try:
         if args.results:
             report = earlier_results(args.results, pack, args.backend, ops, args.exclude, known)
+            source = results_source(args.results)
         else:
             with executor_errors(), Progress("run", enabled=not args.quiet) as progress:
                 report = run_pack(
@@ -147,7 +150,9 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
                 )
     except (SelectionError, Interrupted) as exc:
         return stopped(exc)
-    cert = make_certificate(spec, claim, args.backend, pack_sha, report, covered, manifest)
+    cert = make_certificate(
+        spec, claim, args.backend, pack_sha, report, covered, manifest, source
+    )
     margins: dict[tuple[str, str], list[float]] = {}
     for r in report.results:
         if r.kind == "valid" and r.verdict == PASSED and r.margin is not None:
@@ -178,6 +183,24 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         f"{out / 'report.html'}"
     )
     return 0 if cert.passed else 1
+
+
+def results_source(paths: list[Path]) -> dict[str, Any]:
+    """The provenance of a certificate made from results files: each file's sha256."""
+    import hashlib
+
+    files = []
+    for p in paths:
+        digest = hashlib.sha256()
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        files.append({"path": str(p), "sha256": digest.hexdigest()})
+    return {
+        "kind": "results files",
+        "files": files,
+        "note": "verdicts read from these files; this certificate did not run the backend",
+    }
 
 
 def earlier_results(
@@ -221,6 +244,10 @@ def earlier_results(
         )
     results = [by_name[n] for n in names]
     for r in results:
+        # What a vector is (its kind, operator, mode) is the pack's to say, not the
+        # file's: a failure relabelled as a level vector is still a failure.
+        e = entries[r.vector]
+        r.operator, r.mode, r.kind = e.operator, e.mode, e.kind
         if r.known_failure:  # judged as a known failure then: back to the judge's verdict
             r.verdict, r.known_failure = r.known_failure, ""
         if known is not None:

@@ -60,6 +60,7 @@ def _stable(folder: Path) -> dict:
     cert = json.loads((folder / "certificate.json").read_text())
     for key in ("date", "certificate_sha256"):  # the only parts that depend on when
         cert.pop(key)
+    cert.pop("source")  # where the verdicts come from, checked on its own
     return cert
 
 
@@ -75,6 +76,27 @@ def test_merged_shards_certify_as_one_run(
     assert one["summary"]["met"] > 0
     assert _stable(tmp_path / "merged") == one
     assert _stable(tmp_path / "shards") == one
+    source = json.loads((tmp_path / "shards" / "certificate.json").read_text())["source"]
+    assert source["kind"] == "results files" and len(source["files"]) == 3
+    assert "did not run the backend" in (tmp_path / "shards" / "report.md").read_text()
+
+
+def test_certify_results_takes_what_a_vector_is_from_the_pack(
+    spec: Path, pack: Path, shards: list[Path], tmp_path: Path
+) -> None:
+    # Issue 26, item 7: a failure relabelled as a level vector (which never fails a pair)
+    # used to certify PASS.
+    merged = tmp_path / "merged.jsonl"
+    assert main(["merge", *map(str, shards), "--json", str(merged)]) == 0
+    lines = merged.read_text().splitlines()
+    docs = [json.loads(x) for x in lines]
+    victim = next(d for d in docs[1:] if d.get("kind") == "valid")
+    victim.update(kind="level", verdict="failed", detail="edited")
+    merged.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert _certify(spec, pack, tmp_path / "c", "--results", str(merged)) == 1
+    cert = json.loads((tmp_path / "c" / "certificate.json").read_text())
+    failed = [p for p in cert["requirements"] if p["status"] == "failed"]
+    assert [victim["vector"]] == [f for p in failed for f in p["failures"]]
 
 
 def test_merge_refuses_results_of_another_backend(

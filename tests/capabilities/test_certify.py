@@ -122,7 +122,7 @@ def test_a_manifest_that_claims_nothing_of_the_claim_certifies_nothing(
     other.write_text('name = "none"\n[operators.ADD.modes]\nbf16 = ["x"]\n')
     assert _certify(small, tmp_path / "out", manifest=str(other)) == 2
     err = capsys.readouterr().err
-    assert "manifest none claims none of the pairs MI @ level 8K requires" in err
+    assert "manifest none claims none of the pairs MI @ level 8K of TOSA 2024-04-draft requires" in err
 
 
 def test_a_certificate_of_no_claimed_pair_does_not_pass(small) -> None:

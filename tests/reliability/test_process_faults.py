@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import uuid
@@ -307,3 +308,36 @@ def test_a_backend_that_cannot_start_in_a_worker_never_exits_0(
     assert "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr
     assert "cannot start in a worker process" in lines[0]
     assert "no device in a forked process" in lines[0]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_generate_workers_die_with_generate(tmp_path: Path, sig: signal.Signals) -> None:
+    # Issue 26, item 4: killed, `generate --jobs N` left its workers running for good,
+    # holding the folder lock, so a rerun into the emptied folder was refused.
+    out = tmp_path / "pack"
+    args = [*CLI, "generate", "--profile", "MI", "--jobs", "2", "--quiet", "-o", str(out)]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    workers: list[int] = []
+
+    def started() -> bool:
+        workers[:] = process_tree.descendants(proc.pid)
+        return len(workers) >= 2
+
+    try:
+        assert wait_until(started, timeout=120), "generate started no workers"
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        assert wait_until(lambda: not alive(workers), timeout=60), alive(workers)
+    finally:
+        for pid in alive([proc.pid, *workers]):
+            os.kill(pid, signal.SIGKILL)
+    for p in out.iterdir():  # the rerun the issue saw refused
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    rerun = run_cli(["generate", "--profile", "BI", "--ops", "ADD", "--examples", "1",
+                     "--no-targeted", "--no-levels", "--quiet", "-o", str(out)])  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr

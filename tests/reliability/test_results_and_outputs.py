@@ -312,3 +312,32 @@ def test_a_full_disk_during_generate_leaves_no_tmp_folder(tmp_path: Path) -> Non
     )
     one_line(proc)
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")], list(out.iterdir())
+
+
+def test_a_disk_full_for_a_while_during_generate_is_never_a_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 26, item 3: each failed write used to count as a failed draw; generate exited
+    # 0 with a pack that verified but lacked those vectors.
+    import errno
+
+    import vectors.pack
+    from conformance.cli.main import main
+
+    real = vectors.pack.write_vector
+    calls = {"n": 0}
+
+    def full_for_a_while(folder: Path, vector: object) -> object:
+        calls["n"] += 1
+        if calls["n"] in (3, 4):
+            raise OSError(errno.ENOSPC, "No space left on device", str(folder / "x.npy"))
+        return real(folder, vector)
+
+    monkeypatch.setattr(vectors.pack, "write_vector", full_for_a_while)
+    out = tmp_path / "pack"
+    argv = ["generate", "--profile", "BI", "--ops", "ADD", "--examples", "2", "--no-targeted"]
+    code = main([*argv, "--no-levels", "--quiet", "--jobs", "1", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "No space left on device" in err and "no pack.json" in err
+    assert not (out / "pack.json").exists()
