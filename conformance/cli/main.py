@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -58,6 +59,18 @@ def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
         profiles += t.profiles
         extensions += t.extensions
     return make_claim(spec, profiles, extensions, args.level)
+
+
+def check_counts(args: argparse.Namespace) -> None:
+    """The numbers every command that has them must get right: --jobs a count of at
+    least 1, --timeout a finite positive number of seconds (nan compares false with
+    everything and inf never expires: either would disable it)."""
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: must be at least 1")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
+        raise UsageError(f"--timeout {timeout}: must be a positive number of seconds")
 
 
 def select_spec(args: argparse.Namespace) -> Spec:
@@ -147,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_counts(args)
         with spec_in_use(select_spec(args)) as spec:
             return int(args.run(spec, args) or 0)
     # Every error the user can fix (bad argument, damaged pack, spec, claim, backend,

@@ -212,9 +212,21 @@ def test_a_second_generate_into_the_folder_is_refused(tmp_path: Path) -> None:
         (["--jobs", "-1"], "--jobs -1: must be at least 1"),
     ],
 )
-def test_bad_run_options_are_refused(small_pack: Path, flags: list[str], words: str) -> None:
-    args = ["run", "--pack", str(small_pack), "--backend", "reference", "--quiet", *flags]
-    assert words in one_line(run_cli(args))
+@pytest.mark.parametrize("command", ["run", "certify", "generate"])
+def test_bad_run_options_are_refused(
+    small_pack: Path, tmp_path: Path, flags: list[str], words: str, command: str
+) -> None:
+    # Issue 26, D11/D15: certify and generate took --timeout inf/nan and --jobs 0/-1.
+    if command == "generate" and flags[0] == "--timeout":
+        pytest.skip("generate has no --timeout")
+    args = {
+        "run": ["run", "--pack", str(small_pack), "--backend", "reference"],
+        "certify": ["certify", "--pack", str(small_pack), "--backend", "reference"],
+        "generate": ["generate", "-o", str(tmp_path / "p")],
+    }[command]
+    if command != "run":
+        args += ["--profile", "BI"]
+    assert words in one_line(run_cli([*args, "--quiet", *flags]))
 
 
 # ----------------------------------------------------------------------------- outputs
