@@ -249,3 +249,19 @@ def test_ctrl_c_stops_certify_with_one_line_and_exit_130(
     resumed = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert (out / "certificate.json").exists() and kept >= 2
+
+
+def test_resume_applies_the_known_failures_given_now(
+    pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 26, item 11: --resume kept the old xfail marks when the list was dropped,
+    # and exited 0 where a fresh run exits 1.
+    known = tmp_path / "known.txt"
+    known.write_text("ADD_fp16_.*  # ticket 12\n")
+    results = tmp_path / "r.jsonl"
+    argv = ["run", "--pack", str(pack), "--backend", f"python:{WRONG_FP16}:make", "--quiet"]
+    argv += ["--jobs", "1", "--json", str(results)]
+    assert main([*argv, "--known-failures", str(known)]) == 0
+    assert main([*argv, "--resume"]) == 1  # every result resumed; none is known now
+    assert main([*argv, "--resume", "--known-failures", str(known)]) == 0
+    capsys.readouterr()
