@@ -50,10 +50,41 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_MAX_DIGITS = 40  # no number a pack writes is longer; Python's own limit raises past 4300
+
+
+class _Refused(ValueError):
+    """Something valid JSON may hold and a pack file never does."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:  # one reader would take the first, another the last
+            raise _Refused(f"the key {key!r} is given twice in one object")
+        doc[key] = value
+    return doc
+
+
+def _number(text: str, kind: type) -> Any:
+    if len(text) > _MAX_DIGITS:
+        raise _Refused(f"a number of {len(text)} characters")
+    return kind(text)
+
+
 def loads(data: bytes, source: str) -> Any:
-    """Parse a pack JSON file; a PackError names the file and the position."""
+    """Parse a pack JSON file; a PackError names the file and the position. Duplicate
+    keys and over-long numbers are refused: the hash covers the parsed content, so
+    content that two readers could parse differently must not pass."""
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(
+            data.decode("utf-8"),
+            object_pairs_hook=_unique_keys,
+            parse_int=lambda t: _number(t, int),
+            parse_float=lambda t: _number(t, float),
+        )
+    except _Refused as exc:
+        raise PackError(f"{source}: not a pack file: {exc}") from None
     except UnicodeDecodeError as exc:
         raise PackError(f"{source}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:

@@ -280,3 +280,28 @@ def test_run_reports_pack_damage_not_a_backend_crash(small_pack: Path, tmp_path:
     assert not results.exists() or all(
         "crashed" not in json.loads(x).get("verdict", "") for x in results.read_text().splitlines()
     )
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        # Issue 26, item 10: a key given twice verified with the pristine hash (one reader
+        # takes the first value, another the last).
+        (lambda t: t.replace('"seed": 0,', '"seed": 0, "seed": 1,', 1), "'seed' is given twice"),
+        # Item 9: a 5000-digit integer was a traceback (Python's int limit).
+        (lambda t: t.replace('"seed": 0,', '"seed": ' + "9" * 5000 + ",", 1), "5000 characters"),
+    ],
+)
+def test_pack_json_two_readers_could_read_differently_is_refused(
+    small_pack: Path, tmp_path: Path, edit: object, words: str
+) -> None:
+    pack = copy_pack(small_pack, tmp_path / "p")
+    index = pack / "pack.json"
+    text = index.read_text()
+    assert '"seed": 0,' in text
+    index.write_text(edit(text))  # type: ignore[operator]
+    proc = run_cli(["verify-pack", str(pack)])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert words in proc.stdout
+    run = run_cli(["run", "--pack", str(pack), "--backend", "reference", "--quiet"])
+    assert run.returncode == 2 and words in one_error_line(run.stderr)
