@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -206,7 +207,8 @@ def read_header(head: bytes, total: int, source: str) -> NpyHeader:
             shape, fortran, dt = np.lib.format.read_array_header_2_0(fp)
         else:
             raise ValueError(f"unsupported format version {version}")
-    except (ValueError, EOFError, OSError, SyntaxError) as exc:
+    except (ValueError, EOFError, OSError, SyntaxError, tokenize.TokenError) as exc:
+        # TokenError: numpy tokenizes the header dict (an unclosed bracket ends there).
         raise PackError(one_line(f"{source}: not a readable .npy file: {exc}")) from None
     if dt.hasobject or dt.names is not None or dt.subdtype is not None:
         # Object arrays would need pickle; records and subarrays are no TOSA tensor.

@@ -184,17 +184,33 @@ class ZipSource:
                     view[size : size + len(chunk)] = chunk
                     size += len(chunk)
                 extra = f.read(1)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as exc:
+                longer = _longer_than_declared(info, f)
+        except (
+            zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, RuntimeError
+        ) as exc:  # RuntimeError: an encrypted member (zipfile asks for a password)
             # BadZipFile covers a CRC mismatch: the zip itself is damaged at this member.
             raise PackError(one_line(f"{rel}: cannot read from the zip: {exc}")) from None
         finally:
             view.release()
-        if size != len(buf) or extra:
+        if size != len(buf) or extra or longer:
             raise PackError(f"{rel}: cannot read from the zip: the member is not its declared size")
         return bytes(buf) if len(buf) <= _CHUNK else buf  # type: ignore[return-value]
 
     def close(self) -> None:
         self.archive.close()
+
+
+def _longer_than_declared(info: zipfile.ZipInfo, f: object) -> bool:
+    """Whether a member's data goes on past its declared size: zipfile stops reading
+    there (and checks the CRC of what it read), while unzip extracts all of it, so the
+    pack would read differently depending on the tool."""
+    if info.compress_type == zipfile.ZIP_STORED:
+        return info.compress_size != info.file_size
+    # zipfile's reader keeps what is left of the compressed data: none may be.
+    left = getattr(f, "_compress_left", 0)
+    tail = getattr(getattr(f, "_decompressor", None), "unconsumed_tail", b"")
+    buffered = getattr(f, "_readbuffer", b"")[getattr(f, "_offset", 0) :]
+    return bool(left > 0 or tail or buffered)
 
 
 def open_source(path: str | os.PathLike[str]) -> PackSource:
@@ -231,5 +247,6 @@ def _zip_root(archive: zipfile.ZipFile) -> str | None:
     if INDEX in names:
         return ""
     # Only one level down, and only one candidate: anything else is ambiguous.
-    roots = [n[: -len(INDEX)] for n in names if n.endswith("/" + INDEX) and n.count("/") == 1]
-    return roots[0] if len(roots) == 1 else None
+    roots = {n[: -len(INDEX)] for n in names if n.endswith("/" + INDEX) and n.count("/") == 1}
+    # The same folder/pack.json twice is one root: ZipSource reports the duplicate.
+    return next(iter(roots)) if len(roots) == 1 else None

@@ -305,3 +305,62 @@ def test_pack_json_two_readers_could_read_differently_is_refused(
     assert words in proc.stdout
     run = run_cli(["run", "--pack", str(pack), "--backend", "reference", "--quiet"])
     assert run.returncode == 2 and words in one_error_line(run.stderr)
+
+
+def _patched_zip(members: list[tuple[str, bytes]], target: str, patch: str) -> bytes:
+    """A stored zip of ``members`` whose member ``target`` is made encrypted (its flag
+    says so) or longer than it declares (the sizes say half, the CRC agrees with half)."""
+    import io
+    import struct
+    import zipfile
+    import zlib
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    raw = bytearray(buf.getvalue())
+    data = dict(members)[target]
+    name = target.encode()
+    for sig, flags, crc, usize in ((b"PK\x03\x04", 6, 14, 22), (b"PK\x01\x02", 8, 16, 24)):
+        at = raw.find(sig + b"")
+        while at >= 0:
+            name_at = at + (30 if sig == b"PK\x03\x04" else 46)
+            if raw[name_at : name_at + len(name)] == name:
+                if patch == "encrypted":
+                    raw[at + flags : at + flags + 2] = struct.pack("<H", 1)
+                else:
+                    half = len(data) // 2
+                    raw[at + crc : at + crc + 4] = struct.pack("<I", zlib.crc32(data[:half]))
+                    raw[at + usize : at + usize + 4] = struct.pack("<I", half)
+            at = raw.find(sig, at + 4)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("patch", ["encrypted", "longer"])
+def test_zip_members_that_readers_would_read_differently(
+    small_pack: Path, tmp_path: Path, patch: str
+) -> None:
+    # Issue 26, item 9: an encrypted member was a traceback; a member longer than it
+    # declares verified, while unzip extracts all of it.
+    members = pack_members(small_pack)
+    npy = first_input(small_pack).relative_to(small_pack).as_posix()
+    zipped = tmp_path / "p.zip"
+    zipped.write_bytes(_patched_zip(members, npy, patch))
+    proc = run_cli(["verify-pack", str(zipped)])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    words = "encrypted" if patch == "encrypted" else "not its declared size"
+    assert f"{npy}: cannot read from the zip" in proc.stdout and words in proc.stdout
+
+
+def test_npy_header_with_an_unclosed_bracket(small_pack: Path, tmp_path: Path) -> None:
+    # Issue 26, item 9: numpy's tokenizer raised tokenize.TokenError, a traceback.
+    pack = copy_pack(small_pack, tmp_path / "p")
+    npy = first_input(pack)
+    data = npy.read_bytes()
+    end = data.index(b"}")
+    npy.write_bytes(data[:end] + b" " + data[end + 1 :])
+    rehash(pack)  # only the header is wrong
+    proc = run_cli(["verify-pack", str(pack)])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "not a readable .npy file" in proc.stdout
