@@ -17,7 +17,7 @@ import numpy as np
 
 from conformance import dtypes, errata
 from conformance.dtypes import DType
-from conformance.graph import AttrValue, Block, Graph, Operator, Region, Tensor
+from conformance.graph import AttrValue, Block, Graph, Operator, Region, Tensor, Version
 from conformance.spec import Argument, OperatorSpec, Spec, TypeSupport, load_spec
 
 
@@ -159,7 +159,8 @@ def bind_types(
                     continue
                 if et in ("-", "") or arg.is_list:
                     continue
-                if _is_type_variable(et):
+                # A type variable the operator declares (1.0's index_t) binds too.
+                if _is_type_variable(et) or et in op_spec.types:
                     prev = bound.setdefault(et, t.dtype)
                     if prev is not t.dtype:
                         problems.append(
@@ -309,7 +310,9 @@ class GraphBuilder:
         return BlockBuilder(self, block)
 
     def build(self) -> Graph:
-        graph = Graph([self.region])
+        # The graph says which specification it follows: its file format follows it.
+        major, minor, patch = self.spec.version
+        graph = Graph([self.region], Version(major, minor, patch, self.spec.draft))
         names = {b.name for b in graph.blocks()}
         for block in graph.blocks():
             for operator in block.operators:

@@ -136,12 +136,17 @@ class CaseSpec:
         if any(a.is_list for a in declared):
             return self  # list operands (CONCAT, COND_IF) take no parameters
         promoted = {a.name for a in declared if a.name in self.attributes}
-        if not promoted and not any(_wants_one(a, self) for a in declared):
+        # The drawn inputs are in argument order (chains prefix their names): matched
+        # to the declared inputs by position, the promoted ones left out.
+        drawn = iter(self.inputs)
+        pairs = [(a, None if a.name in promoted else next(drawn, None)) for a in declared]
+        extra = list(drawn)  # a breaker's extra operand stays, after the declared ones
+        reshaped = [a for a, t in pairs if t is not None and t.shape == () and _declared_one(a)]
+        if not promoted and not reshaped:
             return self
         mode = _mode_or_none(op_spec, self.mode)
-        by_name = {t.name: t for t in self.inputs}
         inputs: list[TensorDraw] = []
-        for arg in declared:
+        for arg, t in pairs:
             if arg.name in promoted:
                 value = self.attributes[arg.name]
                 dt = _argument_dtype(arg.element_type, mode, value)
@@ -150,15 +155,12 @@ class CaseSpec:
                 inputs.append(
                     TensorDraw(arg.name, shape, dt, converted(data.reshape(shape), dt), True)
                 )
-            elif arg.name in by_name:
-                t = by_name[arg.name]
-                if _wants_one(arg, self) and t.shape == ():
+            elif t is not None:
+                if arg in reshaped:
                     t = replace(t, shape=(1,), values=resized(t.values, (1,)))
                 inputs.append(t)
-        known = {a.name for a in declared}
-        inputs += [t for t in self.inputs if t.name not in known]  # a breaker's extra operand
         attributes = {k: v for k, v in self.attributes.items() if k not in promoted}
-        return replace(self, inputs=inputs, attributes=attributes)
+        return replace(self, inputs=inputs + extra, attributes=attributes)
 
     def build(self, spec: Spec) -> Case:
         self = self.in_revision(spec)
@@ -194,11 +196,9 @@ class CaseSpec:
         )
 
 
-def _wants_one(arg: Any, case: CaseSpec) -> bool:
-    """An input the revision declares with the literal shape ``[1]``, drawn as rank 0."""
-    if arg.shape.kind != "dims" or arg.shape.text.replace(" ", "") != "[1]":
-        return False
-    return any(t.name == arg.name and t.shape == () for t in case.inputs)
+def _declared_one(arg: Any) -> bool:
+    """An input the revision declares with the literal shape ``[1]``."""
+    return bool(arg.shape.kind == "dims" and arg.shape.text.replace(" ", "") == "[1]")
 
 
 def _mode_or_none(op_spec: Any, mode: str) -> Any:

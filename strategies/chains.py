@@ -86,7 +86,8 @@ def _pad_conv_cases(
         m = draw(st.sampled_from(modes), label="convolution mode")
         drawn = recipe(draw, RecipeContext(spec, op_spec, m, level, budget))
         assert isinstance(drawn, CaseSpec)
-        conv_case = renamed(drawn, "op1_")
+        # Laid out as the revision declares it: 1.0's zero points are operands too.
+        conv_case = renamed(drawn, "op1_").in_revision(spec)
         x, *operands = conv_case.inputs
         padding, cut = [0, 0], [slice(None)]  # N: never padded (nor C, below)
         for i, d in enumerate(x.shape[1:-1], start=1):
@@ -99,7 +100,7 @@ def _pad_conv_cases(
         padding += [0, 0]
         assert x.values is not None
         inner = np.ascontiguousarray(x.values[tuple(cut)])
-        zp = int(drawn.attributes.get("input_zp", 0)) if x.dtype.is_int else 0
+        zp = _input_zp(conv_case) if x.dtype.is_int else 0
         pad = CaseSpec(
             "PAD",
             pad_modes[x.dtype].mode,
@@ -153,6 +154,17 @@ def chain_starts(spec: Spec, pairs: Iterable[tuple[str, str]]) -> list[str]:
         and (_pad_conv_modes(spec, wanted, p[1]) if p[0] == "PAD" else p[0] in starts)
     ]
     return groups + [">".join(p) for p in folds]
+
+
+def _input_zp(case: CaseSpec) -> int:
+    """The convolution's input zero point: an attribute (the draft) or the value of its
+    [1] input (TOSA 1.0)."""
+    if "input_zp" in case.attributes:
+        return int(case.attributes["input_zp"])
+    for t in case.inputs:
+        if t.name.endswith("input_zp") and t.values is not None:
+            return int(np.asarray(t.values).reshape(-1)[0])
+    return 0
 
 
 def chain_cases(

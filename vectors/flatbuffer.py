@@ -1,9 +1,12 @@
-"""Read and write graph IR as TOSA flatbuffers (schema: vectors/schema/tosa.fbs).
+"""Read and write graph IR as TOSA flatbuffers, in either revision's format.
 
-``serialize``/``deserialize`` work on bytes, ``write_graph``/``read_graph`` on files.  The
-layout of tensor data and the operator attribute mapping are documented in
-docs/flatbuffer.md; the code lives in :mod:`vectors.encoding` and
-:mod:`vectors.attributes`.
+``serialize``/``deserialize`` work on bytes, ``write_graph``/``read_graph`` on files.
+``revision`` picks the format: ``"2024-04-draft"`` (the default; schema
+vectors/schema/tosa.fbs, code in :mod:`vectors.graph_writer` / :mod:`vectors.graph_reader`)
+or ``"1.0"`` (TOSA 1.0's own schema, conformance/tosa_spec/1.0/tosa.fbs, code in
+:mod:`vectors.graph_writer_1_0` / :mod:`vectors.graph_reader_1_0`).  Reading without a
+revision tells the two apart by the file's Version table (:func:`detect_revision`).  The
+layouts are documented in docs/flatbuffer.md.
 
 Every failure is a :class:`FlatbufferError` with a one-line message that starts with the
 source (a file path, or ``"<bytes>"``) and names the problem.
@@ -13,29 +16,102 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from conformance.graph import Graph
-from vectors import graph_reader, graph_writer
+from conformance import revisions
+from conformance.graph import Graph, Version
+from vectors import graph_reader, graph_reader_1_0, graph_writer, graph_writer_1_0
 from vectors.errors import CorruptError, DecodeError, EncodeError, FlatbufferError
 from vectors.layout import FILE_IDENTIFIER
 
-__all__ = ["FlatbufferError", "deserialize", "read_graph", "serialize", "write_graph"]
+__all__ = [
+    "DEFAULT_REVISION",
+    "REVISIONS",
+    "VERSION_1_0",
+    "FlatbufferError",
+    "deserialize",
+    "detect_revision",
+    "format_for",
+    "read_graph",
+    "serialize",
+    "write_graph",
+]
 
 _HEADER_SIZE = 8  # root table offset + file identifier
+_T = TypeVar("_T")
+
+DEFAULT_REVISION = revisions.DRAFT_2024.name  # what serialize writes unless told otherwise
+REVISIONS = (revisions.DRAFT_2024.name, revisions.TOSA_1_0.name)
+
+# The Version a TOSA 1.0 graph records: the vendored spec's release (1.0.2).  A graph
+# written in the 1.0 format must say 1.0.x.
+VERSION_1_0 = Version(1, 0, 2, draft=False)
+
+_WRITERS: dict[str, Callable[[Graph], bytes]] = {
+    revisions.DRAFT_2024.name: graph_writer.write,
+    revisions.TOSA_1_0.name: graph_writer_1_0.write,
+}
+_READERS: dict[str, Callable[[bytes], Graph]] = {
+    revisions.DRAFT_2024.name: graph_reader.read,
+    revisions.TOSA_1_0.name: graph_reader_1_0.read,
+}
 
 
-def serialize(graph: Graph) -> bytes:
-    """The graph as a TOSA flatbuffer.  Deterministic: equal graphs give equal bytes."""
+def _revision(name: str, what: str) -> str:
+    for known in REVISIONS:
+        if isinstance(name, str) and name.strip().casefold() == known.casefold():
+            return known
+    raise FlatbufferError(
+        _one_line(f"{what}: unknown revision {name!r} (known: {', '.join(REVISIONS)})")
+    )
+
+
+def format_for(graph: Graph) -> str:
+    """The file format of the revision a graph says it follows (its version): TOSA 1.0's
+    own for a 1.0.x graph, the draft's otherwise."""
+    v = graph.version
+    if (v.major, v.minor, v.draft) == (VERSION_1_0.major, VERSION_1_0.minor, False):
+        return revisions.TOSA_1_0.name
+    return DEFAULT_REVISION
+
+
+def serialize(graph: Graph, *, revision: str = DEFAULT_REVISION) -> bytes:
+    """The graph as a TOSA flatbuffer in ``revision``'s format.  Deterministic: equal
+    graphs give equal bytes."""
+    rev = _revision(revision, "cannot serialize graph")
     try:
-        return graph_writer.write(graph)
+        return _WRITERS[rev](graph)
     except EncodeError as exc:
         raise FlatbufferError(_one_line(f"cannot serialize graph: {exc}")) from None
 
 
-def deserialize(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -> Graph:
-    """The graph a TOSA flatbuffer holds; ``source`` names it in error messages."""
-    buf = bytes(data)
+def detect_revision(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -> str:
+    """The revision whose format a TOSA flatbuffer is in, by its Version table: a file
+    saying 1.0.x (or carrying tosa-tools' software_version / compatibility tables) is
+    ``"1.0"``, any other ``"2024-04-draft"``."""
+    buf = _checked_header(bytes(data), source)
+    return _decoding(source, lambda: graph_reader_1_0.detect_revision(buf))
+
+
+def deserialize(
+    data: bytes | bytearray | memoryview,
+    *,
+    source: str = "<bytes>",
+    revision: str | None = None,
+) -> Graph:
+    """The graph a TOSA flatbuffer holds; ``source`` names it in error messages.  The
+    format is ``revision``'s, or, when None, the one the file's Version table says."""
+    rev = None if revision is None else _revision(revision, f"{source}: cannot read")
+    buf = _checked_header(bytes(data), source)
+    if rev is None:
+        rev = _decoding(source, lambda: graph_reader_1_0.detect_revision(buf))
+    reader = _READERS[rev]
+    return _decoding(source, lambda: reader(buf))
+
+
+def _checked_header(buf: bytes, source: str) -> bytes:
     if len(buf) < _HEADER_SIZE:
         raise FlatbufferError(
             f"{source}: not a TOSA flatbuffer ({len(buf)} bytes, shorter than the "
@@ -45,10 +121,17 @@ def deserialize(data: bytes | bytearray | memoryview, *, source: str = "<bytes>"
     if ident != FILE_IDENTIFIER:
         shown = repr(ident)[1:]  # b'ABCD' -> 'ABCD', with non-printable bytes escaped
         raise FlatbufferError(
-            f"{source}: not a TOSA flatbuffer (file identifier is {shown}, expected 'TOSA')"
+            _one_line(
+                f"{source}: not a TOSA flatbuffer (file identifier is {shown}, expected 'TOSA')"
+            )
         )
+    return buf
+
+
+def _decoding(source: str, decode: Callable[[], _T]) -> _T:
+    """``decode()``, with every failure turned into a one-line FlatbufferError."""
     try:
-        return graph_reader.read(buf)
+        return decode()
     except CorruptError as exc:
         problem = f"truncated or corrupt flatbuffer: {exc}"
     except DecodeError as exc:
@@ -59,18 +142,20 @@ def deserialize(data: bytes | bytearray | memoryview, *, source: str = "<bytes>"
     raise FlatbufferError(_one_line(f"{source}: {problem}"))
 
 
-def write_graph(path: str | os.PathLike[str], graph: Graph) -> None:
+def write_graph(
+    path: str | os.PathLike[str], graph: Graph, *, revision: str = DEFAULT_REVISION
+) -> None:
     """Serialize ``graph`` into the file ``path`` (conventionally ``*.tosa``)."""
     try:
-        data = serialize(graph)
+        data = serialize(graph, revision=revision)
     except FlatbufferError as exc:
-        raise FlatbufferError(f"{os.fspath(path)}: {exc}") from None
+        raise FlatbufferError(_one_line(f"{os.fspath(path)}: {exc}")) from None
     Path(path).write_bytes(data)
 
 
-def read_graph(path: str | os.PathLike[str]) -> Graph:
-    """The graph in the TOSA flatbuffer file ``path``."""
-    return deserialize(Path(path).read_bytes(), source=os.fspath(path))
+def read_graph(path: str | os.PathLike[str], *, revision: str | None = None) -> Graph:
+    """The graph in the TOSA flatbuffer file ``path`` (format as :func:`deserialize`)."""
+    return deserialize(Path(path).read_bytes(), source=os.fspath(path), revision=revision)
 
 
 def _one_line(message: str) -> str:

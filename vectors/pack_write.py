@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.graph import Block
 from vectors import npy, pack_json
-from vectors.flatbuffer import FlatbufferError, serialize
+from vectors.flatbuffer import FlatbufferError, format_for, serialize
 from vectors.pack_errors import PackError
 from vectors.pack_model import FORMAT_VERSION, KINDS, Check, Vector
 
@@ -64,7 +64,7 @@ def vector_files(vector: Vector) -> dict[str, bytes]:
     if vector.kind not in KINDS:
         raise PackError(f"{name}: kind must be one of {', '.join(KINDS)}, got {vector.kind!r}")
     try:
-        graph_bytes = serialize(vector.graph)
+        graph_bytes = serialize(vector.graph, revision=format_for(vector.graph))
         main = vector.graph.main
     except (FlatbufferError, ValueError) as exc:
         raise PackError(f"{name}/{GRAPH}: {exc}") from None

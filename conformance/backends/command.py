@@ -36,7 +36,7 @@ import numpy as np
 from conformance.backends.base import BackendError, BackendResult
 from conformance.dtypes import DType
 from reference.compliance.denormals import format_modes, parse_modes
-from vectors.flatbuffer import serialize
+from vectors.flatbuffer import format_for, serialize
 from vectors.npy import array_from, read_header, save_array
 from vectors.pack_errors import PackError, one_line
 from vectors.pack_model import LoadedVector
@@ -179,7 +179,7 @@ def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Pa
     """
     main = vector.graph.main
     graph_path = workdir / GRAPH_FILE
-    graph_path.write_bytes(serialize(vector.graph))
+    graph_path.write_bytes(serialize(vector.graph, revision=format_for(vector.graph)))
     inputs: dict[str, str] = {}
     for k, name in enumerate(main.inputs):
         path = workdir / f"input-{k}.npy"

@@ -100,7 +100,11 @@ def test_pack_meta_and_index(pack: Path) -> None:
         doc = json.loads((pack / "pack.json").read_text())
         assert p.pack_sha256 == doc["pack_sha256"]
         assert [e.to_json() for e in p.entries] == doc["vectors"]
-        assert doc["spec"] == {"version": SPEC.version_string, "sha256": SPEC.sha256}
+        assert doc["spec"] == {
+            "version": SPEC.version_string,
+            "sha256": SPEC.sha256,
+            "revision": SPEC.revision,
+        }
         entry = p.entry("EXP_fp32_0")
         assert sorted(entry.files) == [
             "bound-0.npy",
