@@ -24,6 +24,7 @@ from pathlib import Path
 
 from conformance.backends.arm.conflicts import find_conflict
 from conformance.backends.arm.emitter import Untranslatable
+from conformance.backends.arm.native import is_native, native
 from conformance.backends.arm.revisions import SKIPPED_OPERATORS
 from conformance.backends.arm.translate import ArmGraph, translate, why_untranslatable
 from conformance.backends.base import BackendError, BackendResult
@@ -110,12 +111,16 @@ class IreeBackend:
         if hit is not None and hit[0] is vector:
             return hit[1]
         result: ArmGraph | str | None = self._skip_reason(vector)
+        own = is_native(vector.graph)  # a TOSA 1.0 vector: its own file, no translation
         if result is None:
             try:
-                result = translate(vector.graph, vector.inputs, embed=embedded, ts=self.ts)
+                if own:
+                    result = native(vector.graph, vector.inputs, embed=embedded)
+                else:
+                    result = translate(vector.graph, vector.inputs, embed=embedded, ts=self.ts)
             except Untranslatable as exc:
                 result = str(exc)
-        if isinstance(result, ArmGraph):
+        if isinstance(result, ArmGraph) and not own:
             conflict = find_conflict(
                 vector.graph, vector.inputs, vector.kind, self._max_nesting(vector)
             )
@@ -129,7 +134,7 @@ class IreeBackend:
             for op in block.operators:
                 if op.op in SKIPPED_OPERATORS:
                     return _NOT_TRANSLATED.get(op.op) or _VARIABLES.format(op=op.op)
-        reason = why_untranslatable(vector.graph)
+        reason = None if is_native(vector.graph) else why_untranslatable(vector.graph)
         if reason:
             return reason
         main = vector.graph.main

@@ -69,7 +69,9 @@ def deserialize(tosa_opt: str, flatbuffer: bytes, workdir: Path) -> str | Reject
         if proc.returncode < 0:
             why = f"tosa-opt was killed by signal {-proc.returncode}: {why}"
         return Rejection(DESERIALIZE, why.replace(str(path), "graph.tosa"), proc.stderr)
-    return proc.stdout
+    # tosa-opt prints its notes on a file's versions (a 1.0 file written by another
+    # serializer than Arm's) on stdout, after the module: they are no MLIR.
+    return "".join(ln for ln in proc.stdout.splitlines(True) if not ln.startswith("WARNING: "))
 
 
 # -- the deserialized module ---------------------------------------------------------
