@@ -36,7 +36,16 @@ from strategies.shapes import Budget
 # convolution whose input is cut back by a border that a PAD with another pad_const
 # puts back, so the convolution's shapes stay those its recipe drew.
 
-PADDED_CONVS = ("CONV2D", "DEPTHWISE_CONV2D", "CONV3D")
+def padded_convolutions(spec: Spec) -> list[str]:
+    """The operators a PAD folds into: those with a ``weight`` input and a ``pad``
+    attribute (CONV2D, DEPTHWISE_CONV2D, CONV3D; not TRANSPOSE_CONV2D, whose out_pad
+    adds to the output), read from the revision's tosa.xml."""
+    return [
+        op.name
+        for op in spec.operators.values()
+        if any(a.name == "weight" for a in op.inputs)
+        and any(a.name == "pad" for a in op.attributes)
+    ]
 
 
 def _pad_const(draw: st.DrawFn, dt: DType, zp: int) -> int | float:
@@ -123,18 +132,17 @@ def _pad_conv_cases(
 
 # -- chains for a pack -----------------------------------------------------------------
 
-# Chains that begin with a pair of operators a graph rewrite may fold wrongly (a
-# TRANSPOSE -> RESHAPE folded into one RESHAPE), ending there: a vector is checked, and
-# a mutant run, by its last operator.
-FOLDED_PAIRS: tuple[tuple[str, ...], ...] = (
-    ("TRANSPOSE", "RESHAPE"),
-    *(("PAD", conv) for conv in PADDED_CONVS),
-)
+def folded_pairs(spec: Spec) -> list[tuple[str, ...]]:
+    """Chains that begin with a pair of operators a graph rewrite may fold wrongly (a
+    TRANSPOSE -> RESHAPE folded into one RESHAPE, a PAD into a convolution), ending
+    there: a vector is checked, and a mutant run, by its last operator."""
+    return [("TRANSPOSE", "RESHAPE"), *(("PAD", conv) for conv in padded_convolutions(spec))]
 
 
 def chain_starts(spec: Spec, pairs: Iterable[tuple[str, str]]) -> list[str]:
     """Where a pack's chains start, within ``pairs`` (a claim's): each operator group a
-    chain can start in, then each of FOLDED_PAIRS whose operators are all in ``pairs``
+    chain can start in, then each of :func:`folded_pairs` whose operators are all in
+    ``pairs``
     (spelt "A>B")."""
     wanted = frozenset(pairs)
     level = next(iter(spec.levels.values()))  # the modes alone decide where a chain grows
@@ -149,7 +157,7 @@ def chain_starts(spec: Spec, pairs: Iterable[tuple[str, str]]) -> list[str]:
     starts = {m.operator for m in firsts}
     folds = [
         p
-        for p in FOLDED_PAIRS
+        for p in folded_pairs(spec)
         if set(p) <= ops
         and (_pad_conv_modes(spec, wanted, p[1]) if p[0] == "PAD" else p[0] in starts)
     ]

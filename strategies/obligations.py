@@ -106,8 +106,19 @@ class PairObligations:
 
 
 def _value_args(op_spec: OperatorSpec) -> list[Argument]:
-    """Inputs whose values an implementation computes with (not shapes, not graphs)."""
-    return [a for a in op_spec.inputs if a.type in ("tensor_t", "tensor_list_t")]
+    """Inputs whose values an implementation computes with (not shapes, not graphs, not
+    the zero points TOSA 1.0 passes as inputs: those are parameters, see below)."""
+    return [
+        a
+        for a in op_spec.inputs
+        if a.type in ("tensor_t", "tensor_list_t") and not _is_zero_point(a)
+    ]
+
+
+def _parameters(op_spec: OperatorSpec) -> list[Argument]:
+    """Attributes, and the zero points a revision passes as one-element inputs (1.0):
+    each is one value, with the obligations of an attribute whichever it is."""
+    return [*op_spec.attributes, *(a for a in op_spec.inputs if _is_zero_point(a))]
 
 
 def arg_dtype(mode: TypeSupport, arg: Argument) -> DType | None:
@@ -185,7 +196,7 @@ def pair_obligations(
                 obs.append(Obligation(f"value:{arg.name}:{c}", "edge", f"{arg.name} holds {c}"))
             for c, why in missing.items():
                 na[f"value:{arg.name}:{c}"] = why
-    for arg in op_spec.attributes:
+    for arg in _parameters(op_spec):
         if arg.type != "tensor_t":
             continue
         if arg.element_type == "bool_t":
@@ -376,6 +387,26 @@ def _nontrivial(shape: tuple[int, ...]) -> bool:
     return sum(d > 1 for d in shape) * 2 >= len(shape)
 
 
+def _zero_point_inputs(op_spec: OperatorSpec, op: Any, block: Any) -> dict[str, Any]:
+    """The values of the zero points an operator takes as constant inputs (TOSA 1.0)."""
+    from conformance.builder import map_operands
+
+    names = [a.name for a in op_spec.inputs if _is_zero_point(a)]
+    if not names:
+        return {}
+    try:
+        operands = map_operands(op_spec, op)
+    except Exception:
+        return {}
+    out = {}
+    for name in names:
+        tensors = operands.inputs.get(name) or []
+        data = block.tensors[tensors[0]].data if tensors else None
+        if data is not None:
+            out[name] = data
+    return out
+
+
 def vector_facts(spec: Spec, vector: Any) -> set[str]:
     """The obligation keys a valid vector meets, read from its data.
 
@@ -393,7 +424,8 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
     op_spec = spec.operator(op.op)
     mode = op_spec.mode(vector.mode)
     attrs = dict(op.attributes)
-    for arg in op_spec.attributes:
+    attrs.update(_zero_point_inputs(op_spec, op, block))
+    for arg in _parameters(op_spec):
         if arg.name not in attrs:
             if arg.element_type == "bool_t" and arg.name == "local_bound":
                 attrs[arg.name] = False  # absent: the default

@@ -122,15 +122,18 @@ def missing_lines(expected: list[str], actual: list[str]) -> str | None:
 
 def test_the_readme_parses() -> None:
     readme = parse(README.read_text(encoding="utf-8"))
-    # The two set-up commands, as .ci/run runs the second.
-    assert readme.setup[0].startswith("python -m pip install -e . ")
+    # The two set-up commands, each in a virtualenv, as .ci/run runs the second's install
+    # and tests (in a virtualenv of its own, made fresh).
+    venv = "python3 -m venv .venv && . .venv/bin/activate && "
+    assert readme.setup[0].startswith(venv + "python -m pip install -e . ")
     assert readme.setup[0].endswith("&& tosa-conformance " + " ".join(MAIN_JOB))
-    assert readme.setup[1] == (
+    tests = (
         "python -m pip install -e '.[test,all]' --config-settings editable_mode=compat "
         "&& python -m pytest -n auto"
     )
+    assert readme.setup[1] == venv + tests
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert readme.setup[1] in ci.replace("pip install -q ", "pip install ")  # CI is quieter
+    assert "python3 -m venv" in ci and tests in ci.replace("pip install -q ", "pip install ")
     assert len(readme.commands) >= 10 and "known-failures.txt" in readme.files
 
 
