@@ -305,6 +305,24 @@ class Certificate:
             return False  # a manifest that claims nothing of the claim certifies nothing
         return all(s in ("met", "not testable", "not claimed") for s in statuses)
 
+    @property
+    def verdict(self) -> str:
+        """``pass``, ``fail``, or ``pass-subset``: a pass of only the pairs a capability
+        manifest claims must never read as a pass of the whole claim."""
+        if not self.passed:
+            return "fail"
+        return "pass-subset" if self.capabilities is not None else "pass"
+
+    def headline(self) -> str:
+        """The verdict as people read it first: PASS, FAIL, or PASS (subset: ...)."""
+        if self.capabilities is None or not self.passed:
+            return "PASS" if self.passed else "FAIL"
+        claimed = sum(p.status != "not claimed" for p in self.pairs)
+        return (
+            f"PASS (subset: {claimed} of {len(self.pairs)} required pairs claimed by "
+            f"manifest {self.capabilities.name})"
+        )
+
     def subset_json(self) -> dict[str, Any] | None:
         """The capability manifest's part of the certificate: which subset is certified."""
         m = self.capabilities
@@ -329,7 +347,7 @@ class Certificate:
         body = {
             "format": CERTIFICATE_FORMAT,
             "format_version": CERTIFICATE_VERSION,
-            "verdict": "pass" if self.passed else "fail",
+            "verdict": self.verdict,
             "backend": self.backend,
             "claim": self.claim.to_json(),
             "spec": {

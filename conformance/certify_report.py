@@ -106,7 +106,7 @@ def markdown(
     lines = [
         f"# TOSA conformance: {cert.backend}",
         "",
-        f"**Verdict: {'PASS' if cert.passed else 'FAIL'}** for {cert.claim.describe()}",
+        f"**Verdict: {cert.headline()}** for {cert.claim.describe()}",
         "",
         f"- spec: TOSA {cert.spec.version_string}, revision {cert.spec.revision} "
         f"(tosa.xml sha256 `{cert.spec.sha256[:16]}...`)",
@@ -245,7 +245,7 @@ def html_page(
     else:
         chart = "<p>No pair used any of its bound: every output was exact.</p>"
     summary = cert.to_json()["summary"]
-    verdict = "PASS" if cert.passed else "FAIL"
+    verdict = cert.headline()
     colour = COLOURS["met"] if cert.passed else COLOURS["failed"]
     legend = "".join(
         f'<span class="cell {s.replace(" ", "-")}">{MARK[s]} {e(s)}</span>' for s in COLOURS
@@ -276,7 +276,7 @@ code {{ font-size: 11px; }}
 img {{ max-width: 100%; }}
 </style></head><body>
 <h1>TOSA conformance: {e(cert.backend)}</h1>
-<p class="verdict">{verdict}</p>
+<p class="verdict">{e(verdict)}</p>
 <p>Claim: {e(cert.claim.describe())}<br>
 Spec: TOSA {e(cert.spec.version_string)} (revision {e(cert.spec.revision)}), tosa.xml sha256
 <code>{e(cert.spec.sha256)}</code><br>

@@ -162,7 +162,7 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     (out / "report.md").write_text(markdown(cert, str(pack), margins, counts))
     (out / "report.html").write_text(html_page(cert, str(pack), margins, counts))
     summary = cert.to_json()["summary"]
-    verdict = "PASS" if cert.passed else "FAIL"
+    verdict = cert.headline()
     print(
         f"{verdict}: {args.backend} for {claim.describe()}: {summary['met']} of "
         f"{summary['required']} required pairs met, {summary['failed']} failed, "
