@@ -85,6 +85,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="vectors expected to fail (one name or regex a line, '# reason'): xfail",
     )
     group.addoption(
+        "--tosa-with-tests",
+        action="store_true",
+        default=False,
+        help="with --tosa-pack, also collect the test files pytest would find on its own "
+        "(testpaths, the current folder); by default only the pack's vectors run",
+    )
+    group.addoption(
         "--tosa-exclude",
         metavar="REGEX",
         default=None,
@@ -176,6 +183,12 @@ def pytest_configure(config: pytest.Config) -> None:
     in_process = config.getoption("tosa_in_process")
     state = _PackRun(path, spec, timeout, in_process, entries, sha, backend)
     _configure_selection(config, state)
+    if config.args_source is not pytest.Config.ArgsSource.ARGS and not config.getoption(
+        "tosa_with_tests"
+    ):
+        # Paths pytest chose itself (a project's testpaths, the folder it runs in) are
+        # not what `pytest --tosa-pack` asks for: the pack's vectors alone run.
+        config.args[:] = []
     config.stash[_STATE] = state
     # Registered, so that --strict-markers accepts them and -m can select by them.
     config.addinivalue_line("markers", "tosa: a vector of the --tosa-pack pack")

@@ -205,6 +205,21 @@ def test_in_process_a_backend_exception_is_a_test_error(run) -> None:
     assert "isolated worker" not in result.stdout.str()
 
 
+def test_with_a_pack_only_its_vectors_run_unless_asked(
+    run, kinds, pytester: pytest.Pytester
+) -> None:
+    # Issue 24, item 5: in a project's checkout, `pytest --tosa-pack` also collected the
+    # project's own tests (its testpaths) and ran for minutes.
+    pytester.makepyfile(test_project="def test_project():\n    pass\n")
+    pytester.makeini("[pytest]\ntestpaths = .\n")
+    total = kinds["valid"] + kinds["error"]
+    run("reference").assert_outcomes(passed=total, skipped=kinds["level"])
+    more = run("reference", "--tosa-with-tests")
+    more.assert_outcomes(passed=total + 1, skipped=kinds["level"])
+    named = run("reference", "test_project.py")  # a path given: it is collected
+    named.assert_outcomes(passed=total + 1, skipped=kinds["level"])
+
+
 def test_without_a_pack_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
     result = pytester.runpytest(*_plugin(), "--strict-markers")
