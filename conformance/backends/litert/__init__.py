@@ -10,16 +10,31 @@ vector it fails.
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from conformance.backends.arm.native import is_native
 from conformance.backends.base import BackendError, BackendResult
+from conformance.backends.revision.parameters import parameters_as_attributes
+from conformance.revisions import DRAFT_2024
+from conformance.spec import load_revision, load_spec
 from vectors.pack_model import LoadedVector
 
 # acc_type_t enumeration names whose element type is spelt differently
 ACC_TYPES = {"INT32": "i32_t", "INT48": "i48_t"}
 INSTALL_HINT = "pip install 'tosa-conformance[litert]'"
+
+
+def in_draft_layout(vector: LoadedVector) -> LoadedVector:
+    """The vector with its graph's parameters as the 2024 draft lays them out (the
+    translators' vocabulary): a TOSA 1.0 zero point is an attribute again."""
+    if is_native(vector.graph):
+        draft = load_revision(DRAFT_2024.name)
+        graph = parameters_as_attributes(vector.graph, load_spec(), draft)
+        return replace(vector, graph=graph)
+    return vector
 
 
 def unavailable() -> str | None:
@@ -44,9 +59,12 @@ class LiteRTBackend:
     def unsupported(self, vector: LoadedVector) -> str | None:
         from conformance.backends.litert.model import TRANSLATORS, Unsupported, build
 
+        vector = in_draft_layout(vector)
         ops = [op.op for op in vector.graph.main.operators]
         if len(ops) != 1 or ops[0] not in TRANSLATORS:
             return f"no LiteRT translation of {' + '.join(ops)}"
+        if vector.graph.main.operators[0].attributes.get("nan_mode") == "IGNORE":
+            return "TFLite's kernels have no NaN-ignoring mode (nan_mode IGNORE)"
         if vector.kind != "valid":
             return None  # a must-fail graph is judged by run(): rejected or not
         try:
@@ -60,6 +78,7 @@ class LiteRTBackend:
 
         from conformance.backends.litert.model import Unsupported, build
 
+        vector = in_draft_layout(vector)
         block = vector.graph.main
         wrong = self._validate(vector)
         if wrong is not None:  # what NNAPI's model validation refuses
@@ -96,9 +115,8 @@ class LiteRTBackend:
         """The graph's element types as a mode of its operator (NNAPI validates each
         operation's operand types before it runs anything); None when they are one."""
         from conformance.builder import map_operands
-        from conformance.spec import load_spec
 
-        spec = load_spec()
+        spec = load_revision(DRAFT_2024.name)  # the layout the translators read
         op = vector.graph.main.operators[0]
         op_spec = spec.operator(op.op)
         tensors = vector.graph.main.tensors
