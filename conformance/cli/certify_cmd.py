@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
+SHOWN_PAIRS = 20  # failing pairs listed on the console; the reports list them all
+
+
 def _run(spec: Spec, args: argparse.Namespace) -> int:
     claim = claim_from_args(spec, args)
     known = read_selection(args)
@@ -176,8 +179,11 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
             f"{subset['claimed']} of the claim's {subset['required']} required pairs claimed, "
             f"{subset['claimed_met']} met; {len(subset['unclaimed'])} not claimed"
         )
-    for p in list(failing_pairs(cert))[:20]:
+    failing = list(failing_pairs(cert))
+    for p in failing[:SHOWN_PAIRS]:
         print(f"  {p.operator} [{p.mode}]: {p.status}")
+    if len(failing) > SHOWN_PAIRS:
+        print(f"  ... and {len(failing) - SHOWN_PAIRS} more (see {out / 'report.md'})")
     print(
         f"certificate: {out / 'certificate.json'}; reports: {out / 'report.md'}, "
         f"{out / 'report.html'}"

@@ -251,3 +251,19 @@ def test_what_a_backend_changes_is_not_what_the_judge_reads(
     # Zeros are the right answer only where every expected result is zero.
     assert nonzero and all(x["verdict"] == "failed" for x in valid if x["vector"] in nonzero)
     assert all(x["verdict"] == "passed" for x in valid if x["vector"] not in nonzero)
+
+
+def test_the_console_says_how_many_more_pairs_fail(
+    small_spec: Path, certified: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 24, item 8: the list was cut at 20 without a word.
+    from conformance.cli import certify_cmd
+
+    monkeypatch.setattr(certify_cmd, "SHOWN_PAIRS", 1)
+    flaky = Path(__file__).parent / "data" / "flaky_backends.py"
+    argv = ["--spec", str(small_spec), "certify", "--profile", "MI", "--quiet"]
+    argv += ["--backend", f"python:{flaky}:wrong_shape", "--pack", str(certified / "pack")]
+    assert main([*argv, "-o", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    failing = json.loads((tmp_path / "certificate.json").read_text())["summary"]["failed"]
+    assert failing > 1 and f"  ... and {failing - 1} more (see " in out
