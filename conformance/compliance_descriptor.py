@@ -30,6 +30,9 @@ class Mode(Enum):
     REDUCE_PRODUCT = "REDUCE_PRODUCT"  # bound grows with the number of factors
     RESIZE = "RESIZE"  # bound proportional to the largest input magnitude
     DOT_PRODUCT = "DOT_PRODUCT"  # per-element and statistical dot product tests
+    # integer outputs within a range around an fp64 scaling (TOSA 1.0 RESCALE with
+    # INEXACT_ROUND); the bound tensor holds that scaling plus the output zero point
+    INT_RANGE = "INT_RANGE"
 
 
 class Magnitude(Enum):
@@ -37,6 +40,7 @@ class Magnitude(Enum):
 
     REFERENCE = "REFERENCE"  # the fp64 reference result (EXP, POW, SIGMOID, TANH)
     INPUT = "INPUT"  # the operator input x, held in the bound tensor (SIN, COS)
+    BOUND = "BOUND"  # the bound tensor is err_bnd itself (TOSA 1.0 COS, SIN, POW)
 
 
 # Data sets a dot product test may use: Appendix A's S=0..5, and -1 for any other
@@ -51,9 +55,15 @@ class UlpParams:
 
     ulp: float
     zero_sign: bool = False
+    # ulp allowed on the side toward zero where it differs (TOSA 1.0 CAST between floats)
+    toward_zero: float | None = None
 
     def __post_init__(self) -> None:
         _require(math.isfinite(self.ulp) and self.ulp > 0, f"ulp must be > 0, got {self.ulp}")
+        _require(
+            self.toward_zero is None or _finite_nonneg(self.toward_zero),
+            f"toward_zero must be >= 0, got {self.toward_zero}",
+        )
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,27 @@ class DotProductParams:
         )
 
 
-Params = UlpParams | AbsErrorParams | ReduceProductParams | ResizeParams | DotProductParams
+@dataclass(frozen=True)
+class IntRangeParams:
+    """RESCALE's INEXACT_ROUND: the output zero point (the error bound grows with the
+    scaled value without it and with it) and whether the output is read unsigned (the
+    range is clipped to the unsigned type)."""
+
+    output_zp: int
+    unsigned: bool = False
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.output_zp, int), f"output_zp must be an int: {self.output_zp}")
+
+
+Params = (
+    UlpParams
+    | AbsErrorParams
+    | ReduceProductParams
+    | ResizeParams
+    | DotProductParams
+    | IntRangeParams
+)
 
 _PARAMS_FOR_MODE: dict[Mode, type | None] = {
     Mode.EXACT: None,
@@ -139,6 +169,7 @@ _PARAMS_FOR_MODE: dict[Mode, type | None] = {
     Mode.REDUCE_PRODUCT: ReduceProductParams,
     Mode.RESIZE: ResizeParams,
     Mode.DOT_PRODUCT: DotProductParams,
+    Mode.INT_RANGE: IntRangeParams,
 }
 
 
@@ -163,10 +194,11 @@ class ComplianceDescriptor:
             got is want,
             f"{self.mode.value} takes {_type_name(want)} parameters, got {_type_name(got)}",
         )
-        if self.mode is Mode.EXACT:
+        if self.mode in (Mode.EXACT, Mode.INT_RANGE):
             _require(
                 not self.dtype.is_float,
-                f"EXACT is for integer, bool and shape outputs; use EXACT_NAN for {self.dtype}",
+                f"{self.mode.value} is for integer, bool and shape outputs; use EXACT_NAN "
+                f"for {self.dtype}",
             )
         else:
             _require(
@@ -177,7 +209,7 @@ class ComplianceDescriptor:
     @property
     def needs_bound(self) -> bool:
         """Whether ``check`` needs a per-element bound tensor for this descriptor."""
-        return self.mode in (Mode.ABS_ERROR, Mode.DOT_PRODUCT)
+        return self.mode in (Mode.ABS_ERROR, Mode.DOT_PRODUCT, Mode.INT_RANGE)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode.value, "dtype": self.dtype.name, "rule": self.rule}
@@ -204,7 +236,10 @@ class ComplianceDescriptor:
 
 def _params_to_json(p: Params) -> dict[str, Any]:
     if isinstance(p, UlpParams):
-        return {"ulp": p.ulp, "zero_sign": p.zero_sign}
+        ulp: dict[str, Any] = {"ulp": p.ulp, "zero_sign": p.zero_sign}
+        if p.toward_zero is not None:
+            ulp["toward_zero"] = p.toward_zero
+        return ulp
     if isinstance(p, AbsErrorParams):
         return {
             "lower_bound": p.lower_bound,
@@ -216,6 +251,8 @@ def _params_to_json(p: Params) -> dict[str, Any]:
         return {"n": p.n, "zero_sign": p.zero_sign}
     if isinstance(p, ResizeParams):
         return {"input_abs_max": p.input_abs_max}
+    if isinstance(p, IntRangeParams):
+        return {"output_zp": p.output_zp, "unsigned": p.unsigned}
     return {
         "ks": p.ks,
         "data_set": p.data_set,

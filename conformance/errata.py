@@ -58,6 +58,8 @@ def _complete_transpose_conv_fp8(op: OperatorSpec) -> OperatorSpec:
 
 
 def _variable_types(op: OperatorSpec) -> OperatorSpec:
+    if "var_t" not in op.types:  # TOSA 1.0 declares and binds in_t / out_t itself
+        return op
     args = tuple(
         replace(a, element_type="var_t") if a.element_type in ("in_t", "out_t") else a
         for a in op.arguments

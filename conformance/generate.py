@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.claims import Claim, required_modes
-from conformance.spec import Spec, TypeSupport, load_spec
+from conformance.errors import ConformanceError
+from conformance.spec import Spec, TypeSupport, load_spec, use_spec
 
 DEFAULT_EXAMPLES = 3
 DRAW_SPARE = 4  # extra draws a job may try when a drawn case is not what it needs
@@ -234,6 +236,9 @@ class JobContext:
     capabilities: str | None = None  # a manifest's name or file (load_manifest)
     pairs: tuple[tuple[str, str], ...] = ()  # the claim's: chains keep to them
     ops: str | None = None  # --ops, which the pairs follow: a chain's regenerate keeps it
+    # The claim's profile/extension names: draws keep to the enumeration values it has
+    # (strategies.claimed_values); None restricts nothing.
+    claimed: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -244,6 +249,12 @@ class JobResult:
     facts: frozenset[str] = frozenset()  # obligations the vector meets
     reasons: dict[str, str] = field(default_factory=dict)  # obligation -> why unmet
     note: str | None = None  # why a job has no vector, by design (a manifest's limit)
+    # A write that failed (a full disk): no pack may be claimed complete after it.
+    fatal: str | None = None
+
+
+class PackWriteError(ConformanceError):
+    """A vector could not be written: the folder is no pack (exit status 2)."""
 
 
 def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
@@ -320,7 +331,7 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     from vectors.pack import write_vector
     from vectors.pack_model import Provenance, Vector
 
-    spec = load_spec(jc.spec_path)
+    spec = use_spec(load_spec(jc.spec_path))  # what everything in this worker reads
     level = spec.level(jc.level)
     chain = job.kind == "chain"
     budget = job_budget(job, spec, jc.max_elements)
@@ -330,6 +341,10 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
 
         manifest = load_manifest(jc.capabilities, spec)
         budget = budget if chain else manifest.constrain(budget, job.operator)
+    if jc.claimed is not None and not chain:
+        from strategies.claimed_values import constrain_to_claim
+
+        budget = constrain_to_claim(budget, spec, spec.operator(job.operator), jc.claimed)
     seed = job.seed(jc.pack_seed)
     if chain:  # the manifest's limits are checked on the whole graph (violations)
         turn = job.index / CHAINS_PER_START  # each job of a start from another operator
@@ -407,6 +422,9 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     tries = 1 + (AIM_TRIES if job.aim or job.target or chain else DRAW_SPARE)
     try:
         entry = first_accepted(strategy, accept_and_write, seed, max_tries=tries)
+    except OSError as exc:  # the disk, not the draw: the whole pack is wrong without it
+        where = f"{exc.filename}: " if exc.filename else ""
+        return JobResult(job, None, fatal=f"{where}{exc.strerror or exc}")
     except Exception as exc:  # one broken job must not cost the whole pack
         return JobResult(job, None, f"{job.name}: {type(exc).__name__}: {exc}")
     if entry is None:
@@ -511,14 +529,27 @@ def _run_jobs(
             results.append(run_job(job, jc))
             progress(i + 1, len(jobs))
         return results
-    from conformance.runner import ignore_interrupts
-
-    with ProcessPoolExecutor(max_workers=workers, initializer=ignore_interrupts) as pool:
+    parent = os.getpid()
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_job_worker_start, initargs=(parent,)
+    ) as pool:
         # chunks keep per-task overhead low; order of completion does not matter
         for i, result in enumerate(pool.map(run_job, jobs, [jc] * len(jobs), chunksize=4)):
             results.append(result)
             progress(i + 1, len(jobs))
     return results
+
+
+def _job_worker_start(parent: int) -> None:
+    """A generate worker leaves Ctrl-C to the parent and dies with it, however it dies
+    (SIGKILL included): an orphan would go on writing and hold the folder's lock."""
+    from conformance import process_tree
+    from conformance.runner import ignore_interrupts
+
+    ignore_interrupts()
+    process_tree.die_with_parent(signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 @dataclass
@@ -577,6 +608,7 @@ def generate(
         None if manifest is None else manifest.source,
         tuple(sorted((m.operator, m.mode) for m in the_plan.modes)),
         options.ops,
+        tuple(sorted(claim.names)),
     )
     report = progress or (lambda d, t: None)
     results = _run_jobs(the_plan.jobs, jc, max(1, jobs), report, executor)
@@ -586,6 +618,13 @@ def generate(
         the_plan.jobs.extend(second)
         results += _run_jobs(
             second, jc, max(1, jobs), lambda d, t: report(first + d, first + t), executor
+        )
+    fatal = [r for r in results if r.fatal]
+    if fatal:  # before pack.json: the folder must not pass for a pack
+        more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""
+        raise PackWriteError(
+            f"{out}: cannot write vector {fatal[0].job.name}: {fatal[0].fatal}{more}; "
+            "the folder is incomplete and has no pack.json: free space, remove it and rerun"
         )
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
     problems = [r.problem for r in results if r.problem]

@@ -31,6 +31,7 @@ class OpContext:
         state: dict[str, Any] | None = None,
         depth: int = 0,
         graph: Graph | None = None,
+        revision: str = "",
     ) -> None:
         self.op_spec = op_spec
         self.operator = operator
@@ -45,6 +46,9 @@ class OpContext:
         self.state = state if state is not None else {}  # graph-wide (variables)
         self.depth = depth  # control-flow nesting depth of this operator's block
         self.graph = graph
+        # The spec revision's name (conformance.revisions): for the few pseudocode rules
+        # that changed between revisions without a trace in tosa.xml's declarations.
+        self.revision = revision
 
     # -- operands ---------------------------------------------------------------
     @property

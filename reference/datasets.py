@@ -26,6 +26,7 @@ import numpy as np
 from conformance import dtypes as dts
 from conformance.dtypes import DType
 from reference.compliance import MIN_DOT_PRODUCTS
+from reference.compliance.revision_rules import DataSetRule, current
 from reference.engine import to_storage
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "kernel_size",
     "set_data",
     "tosa_mi_data",
+    "tosa_pro_fp_data",
 ]
 
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -80,12 +82,26 @@ def set_data(set_: int, index: Any) -> np.ndarray:
 
 # -- the bound B ------------------------------------------------------------------------
 
-# Appendix A's table, by (input type, accumulator type).
+# Appendix A's table, by (input type, accumulator type) in the draft and by (input
+# type, output type) in 1.0; every entry of either is the rule largest_square_safe
+# states (tests/reference/test_datasets.py checks them), and the two tables agree
+# where both have a row.
 B_TABLE: dict[tuple[str, str], float] = {
     ("fp16", "fp16"): 255.875,  # (1<<8) - (1/8)
     ("fp16", "fp32"): 65504.0,  # (1<<16) - (1<<5)
     ("bf16", "fp32"): 2.0**64 - 2.0**56,
     ("fp32", "fp32"): 2.0**64 - 2.0**40,
+}
+# 1.0's further rows (appendix_a, B table).
+B_TABLE_1_0: dict[tuple[str, str], float] = {
+    **B_TABLE,
+    ("fp8e4m3", "fp16"): 240.0,  # (1<<8) - (1<<4)
+    ("fp8e4m3", "fp32"): 448.0,
+    ("fp8e5m2", "fp16"): 224.0,  # (1<<8) - (1<<5)
+    ("fp8e5m2", "fp32"): 57344.0,
+    ("fp8e4m3", "fp8e4m3"): 20.0,
+    ("fp8e5m2", "fp8e5m2"): 224.0,
+    ("bf16", "bf16"): 2.0**64 - 2.0**56,
 }
 
 
@@ -112,14 +128,17 @@ def bound_b(in_dt: DType, acc_dt: DType, out_dt: DType | None = None) -> float:
     the two decides.  Pairs the table does not list (the fp8 inputs) follow the
     table's own rule.
     """
+    rule = current().data_sets.value
     limit_dt = acc_dt
     if out_dt is not None and out_dt.is_float:
         assert out_dt.normal_max is not None and acc_dt.normal_max is not None
-        if out_dt.normal_max < acc_dt.normal_max:
+        # TOSA 1.0 keys B by the output type alone.
+        if rule.b_by == "output" or out_dt.normal_max < acc_dt.normal_max:
             limit_dt = out_dt
     key = (in_dt.name, limit_dt.name)
-    if key in B_TABLE:
-        return B_TABLE[key]
+    table = B_TABLE_1_0 if rule.b_by == "output" else B_TABLE
+    if key in table:
+        return table[key]
     assert limit_dt.normal_max is not None
     return largest_square_safe(in_dt, float(limit_dt.normal_max))
 
@@ -128,8 +147,13 @@ def bound_b(in_dt: DType, acc_dt: DType, out_dt: DType | None = None) -> float:
 
 
 def tosa_mi_data(s: int, ks: int, p: int, k: Any, i: Any, *, b: float | None = None) -> np.ndarray:
-    """Appendix A ``tosa_mi_data(S, KS, p, k, i)`` in fp64 for arrays ``k`` and ``i``
-    (broadcast together); ``b`` is the bound B, needed by S=1, 4 and 5."""
+    """Appendix A ``tosa_mi_data(S, KS, p, k, i)`` (1.0: ``tosa_pro_fp_data``) in fp64
+    for arrays ``k`` and ``i`` (broadcast together); ``b`` is the bound B, needed by
+    S=1, 4 and 5.  The process's spec decides the revision's generator
+    (revision_rules.DataSetRule: which set_data sequences S = 0, 2, 3, 4 read, and
+    1.0's signed S = 1)."""
+    rule: DataSetRule = current().data_sets.value
+    m = rule.set_stride  # the draft's 2*S, 1.0's 3*S
     if s not in range(6):
         raise ValueError(f"test set S must be 0..5, got {s}")
     if p not in (0, 1, 2):
@@ -145,30 +169,39 @@ def tosa_mi_data(s: int, ks: int, p: int, k: Any, i: Any, *, b: float | None = N
     if p == 2 and s != 1:
         return zeros
     if s == 0:
-        neg = sd(2 * s, i_arr) < 0
-        value = sd(2 * s + 1, i_arr)
+        neg = sd(m * s, i_arr) < 0
+        value = sd(m * s + 1, i_arr)
         return np.where(neg, 0.0, value) if p == 0 else np.where(neg, value, 0.0)
     if s == 1:
         assert b is not None  # checked above for S=1, 4 and 5
         scale = b * b / (ks + 1) if p == 2 else b / math.sqrt(ks + 1)
-        return scale * (0.75 + 0.25 * sd(3 * s + p, i_arr))
+        if not rule.signed_s1:
+            return scale * (0.75 + 0.25 * sd(3 * s + p, i_arr))
+        # 1.0: the sign from set_data at 2i, the spread from 2i+1 (uint32 indices).
+        i2 = (2 * i_arr) & 0xFFFFFFFF
+        base = np.where(sd(3 * s + p, i2) < 0, -0.75, 0.75)
+        return scale * (base + 0.25 * sd(3 * s + p, (i2 + 1) & 0xFFFFFFFF))
     if s == 2:
-        return np.where(k_arr == 0, 1.0, sd(2 * s + p, i_arr) / math.sqrt(ks))
+        return np.where(k_arr == 0, 1.0, sd(m * s + p, i_arr) / math.sqrt(ks))
     if s == 3:
         # Indices 2i and 2i+1 wrap as the uint32 arithmetic of the C code would.
         i2 = (2 * i_arr) & 0xFFFFFFFF
-        first = sd(2 * s + p, i2)
+        first = sd(m * s + p, i2)
         big = np.where(first < 0, -16.0, 16.0)
-        return np.where(k_arr == 0, big, np.exp(2.0 * first) * sd(2 * s + p, (i2 + 1) & 0xFFFFFFFF))
+        return np.where(k_arr == 0, big, np.exp(2.0 * first) * sd(m * s + p, (i2 + 1) & 0xFFFFFFFF))
     assert b is not None
     if s == 4:
-        neg = sd(2 * s, i_arr) < 0
+        neg = sd(m * s, i_arr) < 0
         middle = k_arr == ks // 2
-        scaled = (b / math.sqrt(ks)) * sd(2 * s + 1, i_arr)
+        scaled = (b / math.sqrt(ks)) * sd(m * s + 1, i_arr)
         if p == 0:
             return np.where(middle, np.where(neg, -0.5, 0.5), np.where(neg, 0.0, scaled))
         return np.where(middle, np.where(neg, 0.5, -0.5), np.where(neg, scaled, 0.0))
     return (b / math.sqrt(ks)) * sd(3 * s + p, i_arr)  # s == 5
+
+
+# 1.0's name for the same generator.
+tosa_pro_fp_data = tosa_mi_data
 
 
 # -- per-operator data ------------------------------------------------------------------
@@ -371,6 +404,12 @@ def dataset_inputs(
     if not in_dt.is_float:
         raise ValueError(f"Appendix A data sets are floating-point; {first} is {in_dt}")
     b = bound_b(in_dt, acc, out)
+    if current().data_sets.value.b_by == "output":
+        # 1.0: with mixed input types, B must be representable by each of them.
+        for arg in layout:
+            t = types.get(arg)
+            if arg != "bias" and t is not None and t.is_float and t != in_dt:
+                b = min(b, bound_b(t, acc, out))
     result: dict[str, np.ndarray] = {}
     for arg, (p, index_fn) in layout.items():
         if arg not in shapes:

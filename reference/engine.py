@@ -168,6 +168,7 @@ class Evaluator:
             self.state,
             depth,
             self.graph,
+            self.spec.revision,
         )
         # The arguments' declared shapes and fixed ranks hold for every operator
         # (tosa_execute_graph's argument checks), before its own pseudocode runs.

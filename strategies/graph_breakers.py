@@ -32,21 +32,25 @@ class GraphBreakerEntry:
     clause: str
     fn: GraphBreaker
     optional: bool = False  # may return None for some modes or levels
-    applies: None = None  # as BreakerEntry: every graph breaker applies to every mode
+    # as BreakerEntry: whether it can break a mode (None: every mode)
+    applies: Callable[[RecipeContext], bool] | None = None
 
 
 GRAPH_BREAKERS: list[GraphBreakerEntry] = []
 
 
 def graph_breaks(
-    *operators: str, clause: str, optional: bool = False
+    *operators: str,
+    clause: str,
+    optional: bool = False,
+    applies: Callable[[RecipeContext], bool] | None = None,
 ) -> Callable[[GraphBreaker], GraphBreaker]:
     """Register a graph breaker; ``optional`` when it cannot apply everywhere (the
     nesting error needs a level whose MAX_NESTING is small enough to reach)."""
 
     def register(fn: GraphBreaker) -> GraphBreaker:
         for op in operators:
-            GRAPH_BREAKERS.append(GraphBreakerEntry(op, clause, fn, optional))
+            GRAPH_BREAKERS.append(GraphBreakerEntry(op, clause, fn, optional, applies))
         return fn
 
     return register
@@ -75,7 +79,11 @@ def graph_invalid_cases(
     clause): the same contract as ``strategies.invalid.invalid_cases``."""
     op_spec = spec.operator(operator)
     rc = RecipeContext(spec, op_spec, op_spec.mode(mode), level, budget or Budget())
-    entries = [b for b in graph_breakers_for(op_spec.name) if clause in (None, b.clause)]
+    entries = [
+        b
+        for b in graph_breakers_for(op_spec.name)
+        if clause in (None, b.clause) and (b.applies is None or b.applies(rc))
+    ]
     if not entries:
         raise LookupError(f"no graph breaker for {op_spec.name} {clause or ''}".strip())
 

@@ -19,7 +19,7 @@ from conformance.dtypes import DType
 from conformance.spec import Level, Spec, TypeSupport
 from reference import compliance
 from reference.engine import EvaluationError, evaluate, to_storage
-from strategies.case import Case, CaseSpec, TensorDraw, shape_tensor
+from strategies.case import Case, CaseSpec, TensorDraw, resized, shape_tensor
 from strategies.graph_breakers import builds_graphs
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
@@ -408,6 +408,7 @@ def _next_step(
     order = draw(st.permutations(GLUES), label=f"op{k}: kinds tried")
     for glue in dict.fromkeys(order):  # each kind once, in the order drawn
         step = glue(draw, ch, cur, f"op{k}_", last)
+        step = step and _step_in_revision(ch.spec, step)
         if step is None or not (last or not step.output.dtype.is_float or deterministic(step.op)):
             continue
         values = _run_step(ch, cur, step)
@@ -460,7 +461,34 @@ def renamed(spec: CaseSpec, prefix: str) -> CaseSpec:
     return out
 
 
+def _step_in_revision(spec: Spec, step: Step) -> Step:
+    """``step`` laid out as ``spec``'s revision declares the operator, as
+    CaseSpec.in_revision does for a recipe's case: a parameter the glue gives as an
+    attribute that the revision declares an input (TOSA 1.0's zero points) becomes a
+    constant [1] tensor of the output's type in argument order, a rank-0 operand
+    declared [1] (MUL's shift) takes that shape, and a declared ``nan_mode`` the glue
+    does not choose is PROPAGATE, the spec's stated default."""
+    op_spec = spec.operator(step.op)
+    attributes = dict(step.attributes)
+    inputs, operands = list(step.inputs), list(step.operands)
+    for k, arg in enumerate(op_spec.inputs):
+        if arg.name in attributes and k <= len(inputs):
+            value = np.full((1,), attributes.pop(arg.name))
+            dt = step.output.dtype
+            t = TensorDraw(f"{step.output.name}_{arg.name}", (1,), dt, value.astype(dt.storage))
+            inputs.insert(k, t.name)
+            operands.append(replace(t, const=True))
+        elif arg.shape.kind == "dims" and arg.shape.text.replace(" ", "") == "[1]":
+            for i, t in enumerate(operands):
+                if k < len(inputs) and t.name == inputs[k] and t.shape == ():
+                    operands[i] = replace(t, shape=(1,), values=resized(t.values, (1,)))
+    if any(a.name == "nan_mode" for a in op_spec.attributes):
+        attributes.setdefault("nan_mode", "PROPAGATE")
+    return replace(step, inputs=inputs, operands=operands, attributes=attributes)
+
+
 def build_chain(spec: Spec, first: CaseSpec, steps: list[Step]) -> Case:
+    first = first.in_revision(spec)  # its parameters as the revision declares them
     g = GraphBuilder(spec)
     main = g.block()
     inputs: dict[str, np.ndarray] = {}
@@ -571,7 +599,7 @@ def graph_cases(
         if not isinstance(drawn, CaseSpec) or drawn.kind != "valid":
             reject()
         assert isinstance(drawn, CaseSpec)
-        first = renamed(drawn, "op0_")
+        first = renamed(drawn.in_revision(spec), "op0_")  # in_revision matches by name
         case = first.build(spec)
         outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
         if outcome.kind != "valid":

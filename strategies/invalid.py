@@ -81,7 +81,8 @@ def breakers_for(operator: str, rc: RecipeContext | None = None) -> list[Breaker
     from strategies.graph_breakers import builds_graphs, graph_breakers_for
 
     if builds_graphs(operator):  # its recipe builds whole graphs: its own error cases
-        return graph_breakers_for(operator)  # type: ignore[return-value]
+        entries = graph_breakers_for(operator)
+        return [b for b in entries if rc is None or b.applies is None or b.applies(rc)]  # type: ignore[misc]
     return [
         b
         for b in BREAKERS

@@ -9,6 +9,8 @@ from .bound_inputs import (
     ABS_ERROR_OPERATORS,
     DotProductBoundInputs,
     abs_error_bound_tensor,
+    abs_error_operators,
+    abs_floor,
     dot_product_bound_inputs,
 )
 from .checker import check
@@ -32,6 +34,7 @@ from .rules import (
     ZERO_SIGN_OPERATORS,
     abs_error,
     abs_error_for,
+    cast,
     comparison,
     dot_product,
     effective_local_bound,
@@ -41,6 +44,8 @@ from .rules import (
     reduce_product,
     resize,
     ulp,
+    ulp_operators,
+    zero_sign_operators,
 )
 from .verdict import MAX_REPORTED, Verdict
 
@@ -68,6 +73,9 @@ __all__ = [
     "abs_error",
     "abs_error_bound_tensor",
     "abs_error_for",
+    "abs_error_operators",
+    "abs_floor",
+    "cast",
     "check",
     "comparison",
     "dot_product",
@@ -80,4 +88,6 @@ __all__ = [
     "reduce_product",
     "resize",
     "ulp",
+    "ulp_operators",
+    "zero_sign_operators",
 ]

@@ -7,12 +7,16 @@ fail.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from conformance.dtypes import DType
 
 from .descriptor import AbsErrorParams, Magnitude
+
+if TYPE_CHECKING:
+    from .revision_rules import AbsHelper
 
 # Smallest positive normal fp64: below it (and at zero, inf, NaN) is_normal_fp64 is false.
 _FP64_NORMAL_MIN = float(np.finfo(np.float64).tiny)
@@ -57,40 +61,67 @@ def calc_abs_error_bound(
     lower_bound: float,
     normal_divisor: float,
     out: DType,
+    helper: AbsHelper = "product",
 ) -> np.ndarray:
-    """Element-wise calcAbsErrorBound.
+    """Element-wise calcAbsErrorBound, in the revision's form (revision_rules.AbsHelper):
+    the draft's ``max(lower_bound, |magnitude| * bounds_value)``, or 1.0's
+    ``max(|magnitude|, normal_min, lower_bound / bounds_value) * bounds_value``.
 
     An infinite ``bounds_value`` with a zero magnitude gives a zero bound rather than
     the NaN of ``inf * 0`` (for example EXP of -inf, whose result is exactly zero).
     """
     mag = np.abs(magnitude)
-    with np.errstate(invalid="ignore", over="ignore"):
+    scale = abs_error_scale(out, normal_divisor)
+    defined = np.isfinite(bounds_value) | (mag != 0.0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if helper == "floored":
+            value_bound = np.maximum(mag, out.fp.normal_min)
+            if lower_bound > 0:
+                value_bound = np.maximum(lower_bound / bounds_value, value_bound)
+            return np.where(defined, scale * value_bound * bounds_value, 0.0)
         value_bound = mag * bounds_value
     if lower_bound > 0:
         value_bound = np.maximum(lower_bound, value_bound)
-    defined = np.isfinite(bounds_value) | (mag != 0.0)
-    return np.where(defined, abs_error_scale(out, normal_divisor) * value_bound, 0.0)
+    return np.where(defined, scale * value_bound, 0.0)
 
 
 def abs_error_bound(
-    ref: np.ndarray, bound: np.ndarray, p: AbsErrorParams, out: DType
+    ref: np.ndarray, bound: np.ndarray, p: AbsErrorParams, out: DType, helper: AbsHelper = "product"
 ) -> np.ndarray:
     """err_bnd of an ABS_ERROR descriptor from its bound tensor (see AbsErrorParams)."""
+    if p.magnitude is Magnitude.BOUND:
+        return np.asarray(bound, dtype=np.float64)
     if p.magnitude is Magnitude.REFERENCE:
-        return calc_abs_error_bound(ref, bound, p.lower_bound, p.normal_divisor, out)
+        return calc_abs_error_bound(ref, bound, p.lower_bound, p.normal_divisor, out, helper)
     return calc_abs_error_bound(
-        bound, np.abs(bound) + p.input_offset, p.lower_bound, p.normal_divisor, out
+        bound, np.abs(bound) + p.input_offset, p.lower_bound, p.normal_divisor, out, helper
     )
 
 
-def reduce_product_error_bound(ref: np.ndarray, n: int, out: DType) -> np.ndarray:
+def reduce_product_error_bound(
+    ref: np.ndarray, n: int, out: DType, *, floor: bool = False
+) -> np.ndarray:
     """err_bnd for REDUCE_PRODUCT: each of the n roundings may add half an ulp of
-    relative error, compounded."""
+    relative error, compounded.  With ``floor`` (TOSA 1.0) the reference's magnitude
+    counts as at least normal_min."""
     growth = math.pow(1.0 + math.ldexp(1.0, -out.fp.normal_frac - 1), n) - 1.0
     with np.errstate(invalid="ignore"):
-        return np.abs(ref) * growth
+        mag = np.abs(ref)
+        if floor:
+            mag = np.maximum(mag, out.fp.normal_min)
+        return mag * growth
 
 
-def resize_error_bound(ref: np.ndarray, input_abs_max: float) -> np.ndarray:
-    """err_bnd for RESIZE: one constant for the whole tensor."""
-    return np.full(np.shape(ref), input_abs_max * RESIZE_ERROR_FRACTION)
+def resize_error_bound(
+    ref: np.ndarray, input_abs_max: float, out: DType | None = None, ulp: float | None = None
+) -> np.ndarray:
+    """err_bnd for RESIZE: one constant for the whole tensor.  With ``ulp`` (TOSA 1.0)
+    it is at least ``calcAbsErrorBound(max(abs(input)), ulp, 0, 1)``."""
+    bnd = input_abs_max * RESIZE_ERROR_FRACTION
+    if ulp is not None:
+        assert out is not None
+        floor = calc_abs_error_bound(
+            np.array(input_abs_max), np.array(ulp), 0.0, 1.0, out, "floored"
+        )
+        bnd = max(bnd, float(floor))
+    return np.full(np.shape(ref), bnd)

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from conformance.dtypes import DType
+
+from . import revision_rules
 from .bounds import (
     abs_error_bound,
     reduce_product_error_bound,
     resize_error_bound,
     ulp_error_bound,
+    ulp_size,
 )
 from .descriptor import (
     AbsErrorParams,
     ComplianceDescriptor,
     DotProductParams,
+    IntRangeParams,
     Mode,
     ReduceProductParams,
     ResizeParams,
@@ -38,12 +43,21 @@ def check(
     the descriptor's output type stores it (float16, ml_dtypes.bfloat16, int8, ...).
     ``bound`` is required for ABS_ERROR and DOT_PRODUCT (see ``bound_inputs``) and
     refused otherwise.  Inputs that cannot be checked raise ValueError.
+
+    Where the spec revisions state a rule differently, the process's spec decides
+    (``revision_rules.current()``).
     """
     exp, act, bnd = _validated(expected, descriptor, actual, bound)
     mode = descriptor.mode
     if mode is Mode.EXACT:
         ok = np.asarray(act == exp)
         return build_verdict(descriptor, ok, _exact_margin(ok), exp, act)
+    if mode is Mode.INT_RANGE:
+        assert bnd is not None and isinstance(descriptor.params, IntRangeParams)
+        low, high = int_range(bnd, descriptor.params, descriptor.dtype)
+        value = _int_reading(act, descriptor.dtype, descriptor.params.unsigned)
+        ok = (value >= low) & (value <= high)
+        return build_verdict(descriptor, ok, _exact_margin(ok), exp, act, interval=(low, high))
     if mode is Mode.EXACT_NAN:
         act64 = act.astype(np.float64)
         same = (act64 == exp) & (np.signbit(act64) == np.signbit(exp))
@@ -53,30 +67,65 @@ def check(
     act64 = act.astype(np.float64)
     p = descriptor.params
     out = descriptor.dtype
+    rules = revision_rules.current()
+    style = rules.fp_check.value
+    # 1.0's check treats a non-finite err_bnd as "no requirement"; the draft REQUIREs
+    # a bound >= 0, so there a NaN bound is the caller's mistake.
+    nan_ok = style == "flush-zero"
     if isinstance(p, DotProductParams):
         assert bnd is not None
-        _require_valid_bound(bnd, exp, "bound (abs-input pass result)")
-        res = check_dot_product(exp, act64, bnd, p, out)
+        _require_valid_bound(bnd, exp, "bound (abs-input pass result)", nan_ok=nan_ok)
+        res = check_dot_product(exp, act64, bnd, p, out, rules.dot_product.value)
         return build_verdict(descriptor, res.ok, res.margin, exp, act, stats=res.stats)
 
     zero_sign = False
+    err_low = None
     if isinstance(p, UlpParams):
         err_bnd = ulp_error_bound(exp, p.ulp, out)
+        if p.toward_zero is not None:
+            err_low = ulp_size(exp, out) * p.toward_zero
         zero_sign = p.zero_sign
     elif isinstance(p, AbsErrorParams):
         assert bnd is not None
-        err_bnd = abs_error_bound(exp, bnd, p, out)
-        _require_valid_bound(err_bnd, exp, "error bound derived from the bound tensor")
+        err_bnd = abs_error_bound(exp, bnd, p, out, rules.abs_helper.value)
+        what = "error bound derived from the bound tensor"
+        _require_valid_bound(err_bnd, exp, what, nan_ok=nan_ok)
     elif isinstance(p, ReduceProductParams):
-        err_bnd = reduce_product_error_bound(exp, p.n, out)
+        floor = rules.reduce_product_floor.value
+        err_bnd = reduce_product_error_bound(exp, p.n, out, floor=floor)
         zero_sign = p.zero_sign
     elif isinstance(p, ResizeParams):
-        err_bnd = resize_error_bound(exp, p.input_abs_max)
+        err_bnd = resize_error_bound(exp, p.input_abs_max, out, rules.resize_ulp.value)
     else:  # pragma: no cover - the descriptor validates mode against params
         raise AssertionError(f"unhandled mode {mode}")
-    bounded = within_bound(exp, act64, err_bnd, out, zero_sign=zero_sign)
+    bounded = within_bound(
+        exp, act64, err_bnd, out, zero_sign=zero_sign, err_low=err_low, style=style
+    )
     interval = (bounded.low, bounded.high)
     return build_verdict(descriptor, bounded.ok, bounded.margin, exp, act, interval=interval)
+
+
+# exp2(-normal_frac<fp32>() - 1): RESCALE's INEXACT_ROUND error bound per magnitude.
+INEXACT_ROUND_ULP = 2.0**-24
+
+
+def int_range(scaled: np.ndarray, p: IntRangeParams, out: DType) -> tuple[np.ndarray, np.ndarray]:
+    """RESCALE's INEXACT_ROUND range: ``scaled`` is out_ref + output_zp in fp64;
+    err_bnd = 0.5 + (3 |out_ref| + |out_ref + output_zp|) * 2**-24, and the result must
+    lie in [ceil(scaled - err_bnd), floor(scaled + err_bnd)] clipped to the output
+    type (its unsigned range for an unsigned output: the readings table)."""
+    ref = scaled - p.output_zp
+    err = 0.5 + (3.0 * np.abs(ref) + np.abs(scaled)) * INEXACT_ROUND_ULP
+    lo_t, hi_t = (0, (1 << out.bits) - 1) if p.unsigned else (out.min, out.max)
+    low = np.clip(np.ceil(scaled - err), lo_t, hi_t)
+    high = np.clip(np.floor(scaled + err), lo_t, hi_t)
+    return low, high
+
+
+def _int_reading(act: np.ndarray, out: DType, unsigned: bool) -> np.ndarray:
+    """An integer output as a value: its stored bits read unsigned where it is."""
+    value = act.astype(np.int64)
+    return value & ((1 << out.bits) - 1) if unsigned else value
 
 
 def _exact_margin(ok: np.ndarray) -> np.ndarray:
@@ -99,7 +148,7 @@ def _validated(
         raise ValueError(
             f"actual has dtype {act.dtype}, but {desc.dtype} outputs are stored as {storage}"
         )
-    if desc.mode is Mode.EXACT:
+    if desc.mode in (Mode.EXACT, Mode.INT_RANGE):
         if exp.dtype.kind not in "biuf":
             raise ValueError(
                 f"expected has dtype {exp.dtype}; EXACT needs bool, integer or float64"
@@ -123,10 +172,15 @@ def _validated(
     return exp, act, bnd.astype(np.float64, copy=False)
 
 
-def _require_valid_bound(bound: np.ndarray, expected: np.ndarray, what: str) -> None:
+def _require_valid_bound(
+    bound: np.ndarray, expected: np.ndarray, what: str, *, nan_ok: bool = False
+) -> None:
     """The spec REQUIREs a non-negative bound; where the reference is NaN the bound is
-    never used, so it may be anything there."""
+    never used, so it may be anything there.  ``nan_ok``: a NaN bound is allowed too
+    (TOSA 1.0: no accuracy requirement)."""
     bad = ~(bound >= 0) & ~np.isnan(expected)
+    if nan_ok:
+        bad &= ~np.isnan(bound)
     if np.any(bad):
         first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
         raise ValueError(

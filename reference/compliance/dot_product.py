@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from conformance.dtypes import DType
+from conformance.rounding import round_to
 
 from .descriptor import DotProductParams
+from .revision_rules import DotProductRule, current
 
 # The statistical tests are only meaningful, and only required by the spec, when the
 # operator computes at least this many dot products (Appendix A, MIN_DOT_PRODUCTS).
@@ -31,13 +33,18 @@ UNBIASED_DATA_SETS = frozenset({3, 4, 5})
 _JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
 
 
-def ksb(params: DotProductParams, out: DType) -> int:
+def ksb(params: DotProductParams, out: DType, rule: DotProductRule | None = None) -> int:
     """The per-element error limit, in units of the per-element error bound.
 
     An accumulator wider than the output absorbs ``2**(frac(acc) - frac(out))``
-    additions per output ulp; a non-zero bias is one more addition.
+    additions per output ulp (TOSA 1.0: ``2**((frac(acc) - frac(out)) / 2)``, the
+    quotient of two ints, so truncated: reading ``v1-ksb-exponent``); a
+    non-zero bias is one more addition.
     """
+    rule = rule or current().dot_product.value
     shift = params.acc_dtype.fp.normal_frac - out.fp.normal_frac
+    if rule.halve_exponent:
+        shift = int(shift / 2)  # C's int division truncates toward zero
     terms = math.ceil(params.ks / math.ldexp(1.0, shift))
     return terms + (1 if params.bias_abs_max > 0 else 0)
 
@@ -54,6 +61,7 @@ class DotProductStats:
     error_sum_limit: float | None
     error_sumsq: float
     error_sumsq_limit: float | None
+    abs_bound: float = 1.0  # the per-element limit is abs_bound * ksb (1.0: ABS_BOUND)
 
     @property
     def error_sum_passed(self) -> bool:
@@ -87,28 +95,52 @@ class DotProductResult:
 
 
 def check_dot_product(
-    ref: np.ndarray, actual: np.ndarray, out_bnd: np.ndarray, params: DotProductParams, out: DType
+    ref: np.ndarray,
+    actual: np.ndarray,
+    out_bnd: np.ndarray,
+    params: DotProductParams,
+    out: DType,
+    rule: DotProductRule | None = None,
 ) -> DotProductResult:
-    """Apply the rule to fp64 copies of the reference, result and abs-input pass."""
-    limit = ksb(params, out)
+    """Apply the rule to fp64 copies of the reference, result and abs-input pass.
+
+    ``rule`` holds the revision's constants (revision_rules.DotProductRule; the
+    process's spec when None): the per-element limit is ``rule.abs_bound * ksb`` error
+    units, the variance limit ``rule.variance * ksb * T``, the error-sum limit
+    ``rule.error_sum * sqrt(ksb * T)``.
+    """
+    rule = rule or current().dot_product.value
+    k = ksb(params, out, rule)
+    limit = rule.abs_bound * k
+    half_ulp = math.ldexp(1.0, -1 - out.fp.normal_frac)
     with np.errstate(over="ignore", invalid="ignore"):
-        # The rule asks whether the bound overflows the accumulator type.
-        unbounded = np.isinf(out_bnd.astype(params.acc_dtype.storage).astype(np.float64))
+        if rule.overflow_in == "acc":
+            # The draft asks whether the bound overflows the accumulator type.
+            unbounded = np.isinf(out_bnd.astype(params.acc_dtype.storage).astype(np.float64))
+        else:
+            # 1.0: whether the bound, widened by ABS_BOUND error units, overflows out_t
+            # (the result may then overflow within its error); a NaN bound has no
+            # accuracy requirement either.
+            widened = out_bnd * (1.0 + limit * half_ulp)
+            unbounded = np.isnan(out_bnd) | np.isinf(
+                round_to(out, np.where(np.isnan(widened), 0.0, widened)).astype(np.float64)
+            )
     zero = ~unbounded & (out_bnd == 0.0)
     scaled = ~unbounded & ~zero
-    unit = np.maximum(out_bnd * math.ldexp(1.0, -1 - out.fp.normal_frac), out.fp.normal_min)
+    unit = np.maximum(out_bnd * half_ulp, out.fp.normal_min)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(scaled, (actual - ref) / unit, 0.0)
     ok = np.where(scaled, np.abs(err) <= limit, True)
     # Results beyond the output type's range: where the allowed interval reaches past
     # normal_max, the correctly signed infinity is the rounded result (as in
     # tosa_reference_check_fp), even when the accumulator itself did not overflow.
+    # (1.0 states this itself: such bounds are unbounded above.)
     with np.errstate(invalid="ignore", over="ignore"):
         reach = limit * unit
         inf_ok = ((actual == np.inf) & (ref + reach > out.fp.normal_max)) | (
             (actual == -np.inf) & (ref - reach < -out.fp.normal_max)
         )
-    inf_ok &= scaled & np.isfinite(ref)
+    inf_ok &= scaled & np.isfinite(ref) & (rule.overflow_in == "acc")
     # An infinite reference (an infinite input whose every term keeps its sign) is
     # met by the same infinity, whatever the bound: (inf - inf) / unit is no error
     # measure.  FFT2D's bound takes its exact zero twiddles as zero, while the terms
@@ -136,10 +168,13 @@ def check_dot_product(
     )
     margin = np.where(ok, margin, failed_margin)
 
-    return DotProductResult(ok=ok, margin=margin, error=err, stats=_stats(err, limit, params))
+    stats = _stats(err, k, params, rule)
+    return DotProductResult(ok=ok, margin=margin, error=err, stats=stats)
 
 
-def _stats(err: np.ndarray, limit: int, params: DotProductParams) -> DotProductStats:
+def _stats(
+    err: np.ndarray, limit: int, params: DotProductParams, rule: DotProductRule
+) -> DotProductStats:
     count = int(err.size)
     # Non-finite errors already fail the per-element test; leaving them out keeps the
     # reported sums meaningful for the rest.
@@ -150,7 +185,8 @@ def _stats(err: np.ndarray, limit: int, params: DotProductParams) -> DotProductS
         ksb=limit,
         count=count,
         error_sum=float(np.sum(finite)),
-        error_sum_limit=2.0 * math.sqrt(limit * count) if sum_applies else None,
+        error_sum_limit=rule.error_sum * math.sqrt(limit * count) if sum_applies else None,
         error_sumsq=float(np.sum(finite * finite)),
-        error_sumsq_limit=0.4 * limit * count if applies else None,
+        error_sumsq_limit=rule.variance * limit * count if applies else None,
+        abs_bound=rule.abs_bound,
     )

@@ -5,12 +5,16 @@ spec allows around its fp64 reference, and how much of that interval it used.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from conformance.dtypes import DType
 
-from .denormals import MUST_SUPPORT
+from .denormals import FLUSH_ALLOWED, MUST_SUPPORT
+
+if TYPE_CHECKING:
+    from .revision_rules import FpCheck
 
 _JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
 
@@ -30,7 +34,14 @@ class BoundResult:
 
 
 def within_bound(
-    ref: np.ndarray, actual: np.ndarray, err_bnd: np.ndarray, out: DType, *, zero_sign: bool = False
+    ref: np.ndarray,
+    actual: np.ndarray,
+    err_bnd: np.ndarray,
+    out: DType,
+    *,
+    zero_sign: bool = False,
+    err_low: np.ndarray | None = None,
+    style: FpCheck = "widened",
 ) -> BoundResult:
     """Check ``actual`` (fp64 copy of the output) against ``ref`` +/- ``err_bnd``.
 
@@ -59,16 +70,29 @@ def within_bound(
     end on the same side: 0 for an exact result, 1 at the edge, above 1 outside (inf
     for a NaN mismatch or a finite result where only infinity is allowed).  On a side
     that is unbounded (overflow allowed) a value inside has margin 0.
+
+    ``err_low``, when given, is the allowed error on the side toward zero (1.0's CAST
+    between float types allows a whole ulp there, half an ulp away from zero).
+
+    ``style`` is the revision's version of the check (revision_rules.FpCheck): with
+    "flush-zero" (TOSA 1.0) an infinite or NaN ``err_bnd`` accepts any result (but a
+    NaN reference still needs a NaN, an infinite one its infinity), the interval is
+    not widened below normal_min, a lower end past -normal_max becomes -infinity, and
+    for fp16 / bf16 / fp32 a zero result (of either sign) passes exactly where the
+    lower end is below normal_min.
     """
     ref_nan = np.isnan(ref)
     flip = ref < 0  # -0.0 is not < 0, exactly as in the pseudocode
     r = np.where(flip, -ref, ref)
     t = np.where(flip, -actual, actual)
+    low_bnd = err_bnd if err_low is None else err_low
     with np.errstate(invalid="ignore", over="ignore"):
         hi = r + err_bnd
-        lo = r - err_bnd
+        lo = r - low_bnd
     hi = np.where(hi > out.normal_max, np.inf, hi)
     lo = np.where(lo > out.normal_max, np.inf, lo)
+    if style == "flush-zero":
+        return _within_flush_zero(ref, actual, r, t, flip, err_bnd, lo, hi, out, zero_sign)
     if out not in MUST_SUPPORT:
         # The pseudocode's widening below normal_min is what lets a subnormal result
         # flush to zero; fp8 denormals must be supported, so fp8 keeps the plain interval.
@@ -98,6 +122,61 @@ def within_bound(
     margin = np.where(~ok & sane & (raw <= 1), _JUST_OVER_ONE, margin)
     margin = np.where(ref_nan, np.where(t_nan, 0.0, np.inf), margin)
     margin = np.where(wrong_zero, np.inf, margin)  # a sign error has no error ratio
+
+    low = np.where(flip, -hi, lo)
+    high = np.where(flip, -lo, hi)
+    return BoundResult(ok=ok, margin=margin, low=low, high=high)
+
+
+def _within_flush_zero(
+    ref: np.ndarray,
+    actual: np.ndarray,
+    r: np.ndarray,
+    t: np.ndarray,
+    flip: np.ndarray,
+    err_bnd: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    out: DType,
+    zero_sign: bool,
+) -> BoundResult:
+    """TOSA 1.0's tosa_reference_check_fp_bnd on the flipped values (see within_bound)."""
+    ref_nan = np.isnan(ref)
+    # An infinite reference keeps its infinity whatever the bound: the operators'
+    # behavior tables give it (EXP(+inf) = +inf), reading v1-infinite-reference.
+    unbounded = ~np.isfinite(err_bnd) & np.isfinite(ref)
+    lo = np.where(lo < -out.fp.normal_max, -np.inf, lo)
+    lo = np.where(np.isinf(r), np.inf, lo)
+    in_interval = (t >= lo) & (t <= hi)
+    ok = in_interval
+    flushed = np.zeros(ok.shape, dtype=bool)
+    if out in FLUSH_ALLOWED:
+        # A zero result stands for a flushed subnormal wherever the interval reaches
+        # below normal_min; it is judged by that alone.
+        flushed = (t == 0) & (lo < out.fp.normal_min)
+        ok = np.where(t == 0, flushed, ok)
+    t_nan = np.isnan(t)
+    if not out.has_inf:
+        ok = np.where(t_nan, np.isposinf(hi), ok)
+    ok = np.where(unbounded, True, ok)
+    ok = np.where(ref_nan, t_nan, ok)
+    wrong_zero = np.zeros(ok.shape, dtype=bool)
+    if zero_sign:
+        wrong_zero = (actual == 0) & (ref != 0) & (np.signbit(actual) != np.signbit(ref))
+        ok &= ~wrong_zero
+
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        d = t - r
+        room = np.where(d > 0, hi - r, r - lo)
+        raw = np.where(d == 0, 0.0, np.abs(d) / room)
+    sane = np.isfinite(raw) & ((room > 0) | (d == 0))
+    margin = np.where(ok, np.where(sane, raw, 0.0), np.where(sane & (raw > 1), raw, np.inf))
+    # An accepted flush can lie outside the interval: it uses the whole bound.
+    margin = np.where(ok & flushed & ~in_interval, 1.0, margin)
+    margin = np.where(~ok & sane & (raw <= 1), _JUST_OVER_ONE, margin)
+    margin = np.where(unbounded, 0.0, margin)
+    margin = np.where(ref_nan, np.where(t_nan, 0.0, np.inf), margin)
+    margin = np.where(wrong_zero, np.inf, margin)
 
     low = np.where(flip, -hi, lo)
     high = np.where(flip, -lo, hi)

@@ -24,6 +24,7 @@ class Reading:
 _T = "tests/reference/test_readings.py::"
 _R = "tests/app/test_rejudge.py::"
 _U = "tests/reference/test_compliance_ulp.py::"
+_V1 = "tests/reference/test_compliance_1_0.py::"
 
 READINGS: tuple[Reading, ...] = (
     Reading(
@@ -216,5 +217,132 @@ READINGS: tuple[Reading, ...] = (
         "Not measured.",
         "tests/reference/test_compliance_abs_error.py::"
         "test_pow_bound_where_log_times_y_is_zero_times_infinity",
+    ),
+    # TOSA 1.0 (vectors of the 1.0 revision; docs/compliance.md, "TOSA 1.0").
+    Reading(
+        "v1-ksb-exponent",
+        "1.0 tosa_reference_check_dotproduct.tosac: ksb = ceil(KS / pow(2, "
+        "(normal_frac<acc_t>() - normal_frac<out_t>())/2)) + ...",
+        "normal_frac returns int, so the quotient is C's int division, truncated: fp32 "
+        "accumulator and fp16 output divide KS by 2**6 (not 2**6.5 = 90.5).  A looser "
+        "ksb never fails a backend the spec accepts: KS = 65 gives ksb 2 (ABS_BOUND 4), "
+        "where the real quotient gives 1 (ABS_BOUND 2).",
+        "Not measured.",
+        _V1 + "test_dot_product_ksb_and_abs_bound",
+    ),
+    Reading(
+        "v1-bias-ksb",
+        "1.0 tosa_reference_check_dotproduct.tosac: bias_abs = apply_max_s(abs(bias), "
+        "normal_min<in_t>()), ksb + ((max_value(bias_abs) > 0) ? 1 : 0); introduction: "
+        "'If the operation does not specify a bias then bias is taken to be zero'",
+        "An operator that declares a bias (CONV2D, CONV3D, DEPTHWISE_CONV2D, "
+        "TRANSPOSE_CONV2D) always adds 1 to ksb, even for an all-zero bias (its floored "
+        "magnitude is normal_min > 0); operators without one (MATMUL, REDUCE_SUM, "
+        "AVG_POOL2D, FFT2D, RFFT2D, whose check passes an empty bias) add nothing.",
+        "Not measured.",
+        _V1 + "test_a_declared_bias_always_counts_in_ksb_in_1_0",
+    ),
+    Reading(
+        "v1-underflow-zero-sign",
+        "1.0 tosa_reference_check.tosac: 'if (test_value == 0) return (ref_min < "
+        "normal_min())' (either zero); ADD, SUB, MUL: results 'may be flushed to zero of "
+        "the appropriate sign'; CAST: 'a zero of the appropriate sign', 'x must have the "
+        "correct sign'",
+        "The sign is enforced for ADD, SUB, MUL and CAST, whose text names it: a zero "
+        "result for a non-zero reference carries the reference's sign.  CEIL, FLOOR, "
+        "RECIPROCAL, ERF, LOG and REDUCE_PRODUCT, whose 1.0 text no longer says it, accept "
+        "either zero as the check function does (RECIPROCAL fp32, reference -1e-40: +0.0 "
+        "passes in 1.0, fails in the draft).",
+        "Not measured.",
+        _V1 + "test_zero_sign_operators",
+    ),
+    Reading(
+        "v1-infinite-reference",
+        "1.0 tosa_reference_check.tosac: 'if (!is_finite(err_bnd)) return true'; "
+        "calcAbsErrorBound of an infinite reference is infinite; ewise_unary EXP "
+        "behavior table: EXP(+inf) = +inf",
+        "An infinite reference needs the same infinity even where err_bnd is infinite "
+        "(the behavior tables give the value); other non-finite bounds accept any result.  "
+        "Read literally, EXP(+inf) would accept 5.0.",
+        "Not measured.",
+        _V1 + "test_infinite_reference_keeps_its_infinity_in_1_0",
+    ),
+    Reading(
+        "v1-cast-x",
+        "1.0 type_conversion, CAST: 'Let x be an input element' ... 'abs(out_ref) - ulp "
+        "<= abs(x) <= abs(out_ref) + 0.5*ulp must be true and x must have the correct sign'",
+        "x in the inequality is the implementation's output (out_ref is the input's exact "
+        "value, so the input would always pass): a cast between float types may round "
+        "toward zero by up to one ulp, away from zero by half an ulp (fp32 to fp16 of "
+        "1 + 3 * 2**-12: 1.0 passes).",
+        "Not measured.",
+        _V1 + "test_cast_between_floats_may_round_toward_zero_in_1_0",
+    ),
+    Reading(
+        "v1-pow-err-base",
+        "1.0 ewise_binary, POW: 'Let err_base = is_same<T, fp32_t> ? 3 : 1' (POW has no type T)",
+        "T is POW's in_out_t: fp32 POW uses err_base 3, as EXP and TANH do for fp32.",
+        "Not measured.",
+        _V1 + "test_pow_err_base_is_that_of_in_out_t",
+    ),
+    Reading(
+        "v1-flush-normal-min",
+        "1.0 tosa_reference_check.tosac: 'return (ref_min < normal_min())' names no type",
+        "normal_min of the checked type (in_t): a zero result passes where the interval's "
+        "lower end is below that type's smallest normal (fp16 ADD, reference 2**-20: "
+        "zero passes; with fp64's normal_min it would fail).",
+        "Not measured.",
+        _V1 + "test_flushed_zero_is_judged_against_normal_min_of_the_output_type",
+    ),
+    Reading(
+        "v1-dot-product-other-data",
+        "1.0 introduction, Dot product accuracy requirements: 'Data sets defined for the "
+        "operation in Appendix A must pass' (the draft also named 'data sets that have at "
+        "least MIN_DOT_PRODUCT different output values', S = -1)",
+        "Data of no Appendix A set (S = -1) is checked with the same rule, as the draft "
+        "said: the per-element test always, the variance test from MIN_DOT_PRODUCTS "
+        "outputs, the error sum never.  The operators' text requires every output to meet "
+        "the dot product accuracy requirements, which only the check defines.",
+        "Not measured.",
+        _V1 + "test_other_data_is_checked_as_the_draft_said",
+    ),
+    Reading(
+        "v1-matmul-zp-rule",
+        "1.0.2 MATMUL.tosac: 'ERROR_IF(is_same<in_t,i8_t> && (A_zp != 0 || B_zp != 0))' "
+        "(no '!'), beside its comment and argument text: zero points are for i8 only",
+        "Read as meant, as every other operator spells it: '!is_same<in_t,i8_t>() && "
+        "(A_zp != 0 || B_zp != 0)'.  Read literally, an i8 MATMUL with a zero point would "
+        "be an error and a float one with a non-zero zero point valid.",
+        "Not measured.",
+        "tests/reference/test_ops_tensor_1_0.py::test_matmul_zero_points_read_as_meant",
+    ),
+    Reading(
+        "v1-rescale-unsigned-zp-bits",
+        "1.0 RESCALE: input_zp/output_zp are [1] tensors of in_t/out_t; with "
+        "input_unsigned (output_unsigned) the ERROR_IFs bound the zero point as uint8/uint16",
+        "A uint16 zero point 32768 is held in the i16 tensor as its bits (0x8000) and read "
+        "unsigned wherever its side is unsigned: the ERROR_IF compares 32768, not -32768, and "
+        "the arithmetic subtracts 32768.",
+        "Not measured.",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_uint16_zero_point_stored_as_its_bits",
+    ),
+    Reading(
+        "v1-rescale-sign-extend",
+        "1.0 RESCALE.tosac, signed branch: 'value = sign_extend<in_t>(value)' where the "
+        "draft (and the unsigned branch) read in_value",
+        "Read as in_value: value is not yet set there, and the draft and the unsigned branch "
+        "both extend the input element.",
+        "Not measured.",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_single_and_double_round",
+    ),
+    Reading(
+        "v1-inexact-round-range",
+        "1.0 RESCALE.tosac, INEXACT_ROUND: the result range is clipped to "
+        "minimum_s<out_t>()/maximum_s<out_t>() whatever output_unsigned says",
+        "Clipped to the output's unsigned range when output_unsigned, as the exact path "
+        "does; the compliance mode INT_RANGE accepts exactly the integers from "
+        "ceil(scaled - err_bnd) to floor(scaled + err_bnd) within that range.",
+        "Not measured.",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_inexact_round_accepts_exactly_its_range",
     ),
 )

@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from conformance.dtypes import BOOL, DType
 
-from .bound_inputs import ABS_ERROR_OPERATORS
+from .bound_inputs import abs_error_operators
 from .descriptor import (
     AbsErrorParams,
     ComplianceDescriptor,
@@ -20,10 +21,14 @@ from .descriptor import (
     UlpParams,
 )
 
+if TYPE_CHECKING:
+    from .revision_rules import RevisionRules
+
 _TABLE = "introduction: Main Inference precision requirements"
 _DOT = "introduction: Dot product accuracy requirements"
 
-# Operators whose floating-point results must be within a number of ulp.
+# Operators whose floating-point results must be within a number of ulp, by revision
+# (revision_rules.RULES picks the table; ulp_operators() gives the process's).
 ULP_OPERATORS: dict[str, float] = {
     "ADD": 0.5,
     "SUB": 0.5,
@@ -36,11 +41,47 @@ ULP_OPERATORS: dict[str, float] = {
     "LOG": 5.0,
     "ERF": 5.0,
 }
+ULP_OPERATORS_1_0: dict[str, float] = {
+    "ADD": 0.5,
+    "SUB": 0.5,
+    "MUL": 0.5,
+    "CEIL": 0.5,
+    "FLOOR": 0.5,
+    "CAST": 0.5,  # integer to float; float to float: revision_rules, cast_float_toward_zero_ulp
+    "RECIPROCAL": 1.0,
+    "RSQRT": 2.0,
+    "ERF": 5.0,
+}
 
-# ULP operators whose row also requires underflows to give a zero of the correct sign.
+# ULP operators whose rule also requires underflows to give a zero of the correct sign.
 ZERO_SIGN_OPERATORS: frozenset[str] = frozenset(
     {"ADD", "SUB", "MUL", "CEIL", "FLOOR", "CAST", "RECIPROCAL", "LOG", "ERF"}
 )
+ZERO_SIGN_OPERATORS_1_0: frozenset[str] = frozenset({"ADD", "SUB", "MUL", "CAST"})
+
+
+def _rules() -> RevisionRules:
+    from .revision_rules import current  # imports this module's tables
+
+    return current()
+
+
+def ulp_operators() -> dict[str, float]:
+    return _rules().ulp_operators.value
+
+
+def zero_sign_operators() -> frozenset[str]:
+    return _rules().zero_sign_operators.value
+
+
+def _table() -> str:
+    """The name of the text the precision rules come from, in the revision in use."""
+    from .revision_rules import DRAFT, RULES
+
+    if _rules() is RULES[DRAFT]:
+        return _TABLE
+    return "Precision Requirements"
+
 
 # Operators whose non-NaN results must be exact.
 EXACT_OPERATORS: frozenset[str] = frozenset(
@@ -135,7 +176,7 @@ def comparison(op: str) -> ComplianceDescriptor:
     if name not in COMPARISON_OPERATORS:
         known = ", ".join(sorted(COMPARISON_OPERATORS))
         raise ValueError(f"{op} is not a comparison; known: {known}")
-    return exact(BOOL, f"{_TABLE}, {name} exact (zero sign ignored, equal infinities equal)")
+    return exact(BOOL, f"{_table()}, {name} exact (zero sign ignored, equal infinities equal)")
 
 
 def abs_error(
@@ -155,13 +196,14 @@ def abs_error_for(op: str, dtype: DType) -> ComplianceDescriptor:
     """ABS_ERROR descriptor for EXP, POW, SIGMOID, TANH, SIN or COS; its bound tensor
     comes from ``abs_error_bound_tensor(op, ...)``."""
     name = op.upper()
-    if name not in ABS_ERROR_OPERATORS:
-        known = ", ".join(ABS_ERROR_OPERATORS)
+    table = abs_error_operators()
+    if name not in table:
+        known = ", ".join(table)
         raise ValueError(f"{op} is not an ABS_ERROR operator; known: {known}")
-    lower, divisor, magnitude, offset = ABS_ERROR_OPERATORS[name]
+    lower, divisor, magnitude, offset = table[name]
     return abs_error(
         dtype,
-        f"{_TABLE}, {name} calcAbsErrorBound",
+        f"{_table()}, {name} calcAbsErrorBound",
         lower_bound=lower,
         normal_divisor=divisor,
         magnitude=magnitude,
@@ -170,13 +212,30 @@ def abs_error_for(op: str, dtype: DType) -> ComplianceDescriptor:
 
 
 def reduce_product(dtype: DType, n: int) -> ComplianceDescriptor:
-    rule = f"{_TABLE}, REDUCE_PRODUCT of {n} elements"
-    return ComplianceDescriptor(Mode.REDUCE_PRODUCT, dtype, rule, ReduceProductParams(n))
+    rule = f"{_table()}, REDUCE_PRODUCT of {n} elements"
+    params = ReduceProductParams(n, zero_sign=_rules().reduce_product_zero_sign.value)
+    return ComplianceDescriptor(Mode.REDUCE_PRODUCT, dtype, rule, params)
 
 
 def resize(dtype: DType, input_abs_max: float) -> ComplianceDescriptor:
-    rule = f"{_TABLE}, RESIZE 0.006 * max(abs(input))"
+    ulp = _rules().resize_ulp.value
+    extra = "" if ulp is None else f", at least {ulp:g} ulp of it"
+    rule = f"{_table()}, RESIZE 0.006 * max(abs(input)){extra}"
     return ComplianceDescriptor(Mode.RESIZE, dtype, rule, ResizeParams(float(input_abs_max)))
+
+
+def cast(in_dtype: DType, out_dtype: DType) -> ComplianceDescriptor:
+    """CAST with a floating-point output.  Where the revision allows a cast between
+    float types to round toward zero (1.0: up to one ulp below the magnitude, half an
+    ulp above), the descriptor says so; otherwise it is the CAST row's ulp rule."""
+    toward_zero = _rules().cast_float_toward_zero_ulp.value
+    if not (in_dtype.is_float and out_dtype.is_float) or toward_zero is None:
+        return for_operator("CAST", out_dtype)
+    n = ulp_operators()["CAST"]
+    rule = f"{_table()}, CAST {in_dtype} to {out_dtype}: -{toward_zero:g} / +{n:g} ulp"
+    zero_sign = "CAST" in zero_sign_operators()
+    params = UlpParams(float(n), zero_sign, float(toward_zero))
+    return ComplianceDescriptor(Mode.ULP, out_dtype, rule, params)
 
 
 def dot_product(
@@ -188,10 +247,18 @@ def dot_product(
     data_set: int,
     bias_abs_max: float = 0.0,
     local_bound: bool | None = None,
+    in_dtype: DType | None = None,
 ) -> ComplianceDescriptor:
     """Descriptor for a dot product operator.  ``local_bound`` is the operator's
-    attribute as given (None when absent); the rule's effective value is recorded."""
+    attribute as given (None when absent); the rule's effective value is recorded.
+
+    Where the revision floors the abs-input pass at normal_min<in_t> (1.0), a bias the
+    operator declares is never zero there, so ksb always counts it; ``in_dtype``
+    (default: the output type) gives that normal_min."""
     name = _dot_op(op)
+    if _rules().dot_product.value.floor_abs_inputs and _has_bias(name):
+        floor = (in_dtype or dtype).fp.normal_min
+        bias_abs_max = max(float(bias_abs_max), floor)
     params = DotProductParams(
         ks=ks,
         data_set=data_set,
@@ -210,17 +277,19 @@ def for_operator(op: str, dtype: DType) -> ComplianceDescriptor:
     name = op.upper()
     if name in COMPARISON_OPERATORS:
         return comparison(name)
+    table = _table()
     if not dtype.is_float:
-        return exact(dtype, f"{_TABLE}, {name} with {dtype} output: integer results must be exact")
-    if name in ULP_OPERATORS:
-        n = ULP_OPERATORS[name]
-        zero_sign = name in ZERO_SIGN_OPERATORS
-        return ulp(dtype, n, f"{_TABLE}, {name} {n:g} ulp", zero_sign=zero_sign)
+        return exact(dtype, f"{table}, {name} with {dtype} output: integer results must be exact")
+    ulps = ulp_operators()
+    if name in ulps:
+        n = ulps[name]
+        zero_sign = name in zero_sign_operators()
+        return ulp(dtype, n, f"{table}, {name} {n:g} ulp", zero_sign=zero_sign)
     if name in EXACT_OPERATORS:
-        return exact(dtype, f"{_TABLE}, {name} non-NaN results exact")
+        return exact(dtype, f"{table}, {name} non-NaN results exact")
     if name in DATA_MOVEMENT_OPERATORS:
         return exact(dtype, f"{name} moves elements without arithmetic: exact (not in the table)")
-    if name in ABS_ERROR_OPERATORS:
+    if name in abs_error_operators():
         return abs_error_for(name, dtype)
     hint = {
         "REDUCE_PRODUCT": "reduce_product(dtype, n)",
@@ -229,6 +298,20 @@ def for_operator(op: str, dtype: DType) -> ComplianceDescriptor:
     if hint:
         raise ValueError(f"{name} needs parameters: use {hint}")
     raise ValueError(f"no compliance rule known for {op} with {dtype} output")
+
+
+@functools.cache
+def _declares_bias(spec_revision: str, op: str) -> bool:
+    from conformance.spec import load_spec
+
+    return any(a.name == "bias" for a in load_spec().operator(op).arguments)
+
+
+def _has_bias(op: str) -> bool:
+    """Whether ``op`` declares a bias input, in the process's spec."""
+    from conformance.spec import load_spec
+
+    return _declares_bias(load_spec().revision, op)
 
 
 def _dot_op(op: str) -> str:

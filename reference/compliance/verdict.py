@@ -112,7 +112,11 @@ def _element_detail(
         n = desc.params.ulp
         used = f"{_ratio(margin, n)} of {n:g} ulp used"
     elif stats is not None:
-        used = f"{_ratio(margin, stats.ksb)} of ksb {stats.ksb} error units used"
+        if stats.abs_bound == 1.0:
+            used = f"{_ratio(margin, stats.ksb)} of ksb {stats.ksb} error units used"
+        else:
+            lim = stats.abs_bound * stats.ksb
+            used = f"{_ratio(margin, lim)} of ABS_BOUND {lim:g} (ksb {stats.ksb}) error units used"
     else:
         used = f"{_ratio(margin, 1.0)} of the bound used"
     text = f"{used} {where}"

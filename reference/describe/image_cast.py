@@ -1,4 +1,5 @@
-"""RESIZE: its rule's error bound scales with the largest input magnitude.
+"""RESIZE: its rule's error bound scales with the largest input magnitude.  RESCALE:
+TOSA 1.0's INEXACT_ROUND allows a range of integers (the other roundings are exact).
 
 CAST needs no describer: its row of the precision table ("within 0.5 ulp of the
 mathematical result", overflow to infinity, underflow to a zero of the correct sign)
@@ -13,8 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from conformance.dtypes import DType
 from reference import compliance
+from reference.compliance.descriptor import ComplianceDescriptor, IntRangeParams, Mode
 from reference.expectations import DescribeContext, OutputCheck, describes
+from reference.ops import type_conversion as tc
 
 
 @describes("RESIZE")
@@ -30,3 +34,39 @@ def resize(ctx: DescribeContext) -> OutputCheck:
     input_abs_max = float(mags.max()) if mags.size else 0.0
     input_abs_max = min(input_abs_max, float(np.finfo(np.float64).max))
     return OutputCheck(compliance.resize(ctx.dtype, input_abs_max))
+
+
+# RESCALE (TOSA 1.0), Precision Requirements: INEXACT_ROUND allows any integer within
+# err_bnd of the fp64 scaling (reference.compliance.checker.int_range); SINGLE_ROUND and
+# DOUBLE_ROUND (and the draft's RESCALE) are exact.
+INEXACT_ROUND_RULE = "type_conversion: RESCALE Precision Requirements, INEXACT_ROUND"
+
+
+def _zero_point(ctx: DescribeContext, name: str, dt: DType, unsigned: bool) -> int:
+    """A zero point as RESCALE reads it: an input tensor's value (or an attribute's),
+    its bits zero-extended for an unsigned side."""
+    raw = ctx.arg(name) if name in ctx.operands.inputs else ctx.attr(name, 0)
+    value = int(np.asarray(raw).reshape(-1)[0])
+    return value & ((1 << dt.bits) - 1) if unsigned else value
+
+
+@describes("RESCALE", integer_outputs=True)
+def rescale(ctx: DescribeContext) -> OutputCheck:
+    if ctx.attr("rounding_mode") != "INEXACT_ROUND":
+        return OutputCheck(compliance.for_operator("RESCALE", ctx.dtype))
+    in_t = ctx.type_of("in_t")
+    in_uns = bool(ctx.attr("input_unsigned", False))
+    out_uns = bool(ctx.attr("output_unsigned", False))
+    raw = ctx.arg("input").astype(np.int64)
+    value = (raw & ((1 << in_t.bits) - 1) if in_uns else raw) - _zero_point(
+        ctx, "input_zp", in_t, in_uns
+    )
+    multiplier = ctx.arg("multiplier").astype(np.int64).reshape(-1)
+    shift = ctx.arg("shift").astype(np.int64).reshape(-1)
+    if not bool(ctx.attr("per_channel", False)):
+        multiplier, shift = multiplier[:1].reshape(()), shift[:1].reshape(())
+    out_zp = _zero_point(ctx, "output_zp", ctx.dtype, out_uns)
+    scaled = tc.inexact_scaled(value, multiplier, shift, out_zp)
+    params = IntRangeParams(out_zp, out_uns)
+    desc = ComplianceDescriptor(Mode.INT_RANGE, ctx.dtype, INEXACT_ROUND_RULE, params)
+    return OutputCheck(desc, scaled)

@@ -9,7 +9,15 @@ import numpy as np
 from reference import compliance
 from reference.datasets import kernel_size
 from reference.expectations import DescribeContext, OutputCheck, describes
-from reference.ops.tensor_conv import accumulator_dtype
+from reference.ops.tensor_conv import ConvAxis, accumulator_dtype, extra_multiplies_allowed
+
+# The convolutions and the attribute holding their pads (before, after per axis).
+CONV_AXES = {
+    "CONV2D": "pad",
+    "CONV3D": "pad",
+    "DEPTHWISE_CONV2D": "pad",
+    "TRANSPOSE_CONV2D": "out_pad",
+}
 
 # The argument that plays the rule's 'input' (replaced by its largest magnitude when
 # local_bound is false); the others keep their own magnitudes in the abs pass.
@@ -58,4 +66,55 @@ def dot_product_operator(ctx: DescribeContext) -> OutputCheck:
     params = desc.params
     assert isinstance(params, compliance.DotProductParams)
     bound = ctx.abs_pass([DATA_ARGUMENT[op]], local_bound=params.local_bound)
+    either = either_outputs(ctx)
+    if either is not None:
+        bound = np.where(either, np.inf, bound)
     return OutputCheck(desc, bound)
+
+
+def either_outputs(ctx: DescribeContext) -> np.ndarray | None:
+    """The convolution outputs a backend may compute either way where the revision
+    allows the products of taps that read no input (``extra_multiplies_allowed``): those
+    that meet an infinite or NaN weight at such a tap, where 0 * weight is NaN if
+    formed and nothing if skipped.  They get no accuracy limit (a NaN reference still
+    requires NaN).  None: no such output.
+
+    Per spatial axis, ``reads[o, k]`` says whether output o's tap k reads the input; a
+    tap reads only if it does on every axis, so an output meets a skipped tap with a
+    bad weight unless every bad weight of its channel is at a tap it reads: the count of
+    bad kernel offsets (any input channel) exceeds the count at read taps.
+    """
+    op = ctx.operator.op
+    if op not in CONV_AXES or not extra_multiplies_allowed(ctx.spec.revision):
+        return None
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(ctx.arg("weight").astype(np.float64))
+    if not bad.any():
+        return None
+    x_shape = ctx.arg("input").shape
+    out_shape = ctx.block.tensors[ctx.operands.outputs["output"][0]].shape
+    rank = len(x_shape) - 2
+    if op == "DEPTHWISE_CONV2D":  # [KH, KW, C, M] -> [C*M, KH, KW]
+        kernel = bad.shape[:rank]
+        per_offset = np.moveaxis(bad.reshape(*kernel, -1), -1, 0)
+    else:  # [OC, kernel..., IC]
+        kernel = bad.shape[1:-1]
+        per_offset = bad.any(axis=-1)
+    pads = [int(v) for v in ctx.attr(CONV_AXES[op])]
+    strides = [int(v) for v in ctx.attr("stride")]
+    dilations = [int(v) for v in ctx.attr("dilation", (1,) * rank)]
+    reads = []
+    for j in range(rank):
+        a = ConvAxis(
+            x_shape[1 + j], out_shape[1 + j], kernel[j], strides[j], dilations[j], pads[2 * j]
+        )
+        o = np.arange(a.size_out)[:, None]
+        k = np.arange(a.kernel)[None, :]
+        coord = a.transpose_coord if op == "TRANSPOSE_CONV2D" else a.conv_coord
+        reads.append(coord(o, k)[1].astype(np.float64))
+    outs, taps = "abc"[:rank], "ijk"[:rank]
+    expr = ",".join(f"{o}{t}" for o, t in zip(outs, taps, strict=True))
+    counted = per_offset.astype(np.float64)
+    read_bad = np.einsum(f"{expr},z{taps}->{outs}z", *reads, counted)
+    total = counted.reshape(counted.shape[0], -1).sum(axis=1)
+    return np.broadcast_to((total > read_bad)[None], out_shape)

@@ -31,6 +31,7 @@ import numpy as np
 
 from reference import compliance
 from reference.expectations import DescribeContext, OutputCheck, describes
+from reference.ops.tensor_conv import extra_multiplies_allowed
 from reference.ops.tensor_pool_fft import ACC_TYPES, rfft_skipped
 
 # Gathered elements per step of the bound's coefficient sum (memory, not accuracy).
@@ -91,12 +92,19 @@ def abs_coefficient_sum(
     return out
 
 
-def _sin_part(w: np.ndarray, out_w: int) -> np.ndarray:
+def _sin_part(w: np.ndarray, out_w: int, extra_multiplies: bool = False) -> np.ndarray:
     # At rows 0, H/2 and columns 0, W/2 every angle is a multiple of pi: sin is exactly
-    # 0 for every term (RFFT2D's pseudocode skips them), so the sum is exactly 0.
+    # 0 for every term (RFFT2D's pseudocode skips them), so the sum is exactly 0.  Where
+    # a backend may still add -value * 0.0 for them (``extra_multiplies``, TOSA 1.0's
+    # tosa_extra_multiplies), an infinite or NaN input makes that sum NaN or 0 as the
+    # backend chooses: those planes keep the infinite bound (no limit) there.
     _, h, wd = w.shape
     part = abs_coefficient_sum(w, out_w, np.sin)
-    part[:, rfft_skipped(h, wd, np.arange(h), np.arange(out_w))] = 0.0
+    skipped = rfft_skipped(h, wd, np.arange(h), np.arange(out_w))
+    keep = np.zeros(w.shape[0], bool)
+    if extra_multiplies:
+        keep = ~np.isfinite(w).all(axis=(1, 2))
+    part[:, skipped] = np.where(keep[:, None], part[:, skipped], 0.0)
     return part
 
 
@@ -134,7 +142,8 @@ def rfft2d(ctx: DescribeContext) -> OutputCheck:
     if ctx.output_arg == "output_real":
         bound = abs_coefficient_sum(are, w // 2 + 1, np.cos)
     else:
-        bound = _sin_part(are, w // 2 + 1)
+        extra = extra_multiplies_allowed(ctx.spec.revision)
+        bound = _sin_part(are, w // 2 + 1, extra)
     desc = compliance.dot_product(
         "RFFT2D",
         ctx.dtype,

@@ -10,10 +10,15 @@ from conformance.rounding import round_to_float64
 from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
+from reference.ops.elementwise_binary import declares_nan_mode, max_nan, min_nan, nan_mode
+from reference.pseudocode_revisions import draft_pseudocode
 from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
 CLAMP_BOUNDS_CLAUSE = "max_val < min_val"
+# TOSA 1.0 on: a NaN bound is an error before any element is read (the draft leaves
+# it to apply_clip_s's REQUIRE).
+CLAMP_NAN_BOUND_CLAUSE = "isNaN(min_val) || isNaN(max_val)"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -34,9 +39,19 @@ def clamp(ctx: OpContext) -> Result:
     lo, hi = _attr_value(ctx, "min_val"), _attr_value(ctx, "max_val")
     check_same_shape(ctx, "input")
     ctx.error_if(hi < lo, CLAMP_BOUNDS_CLAUSE, f"min_val={lo}, max_val={hi}")
+    if dt.is_float and not draft_pseudocode(ctx.revision):
+        nan_bound = bool(np.isnan(lo) or np.isnan(hi))
+        ctx.error_if(nan_bound, CLAMP_NAN_BOUND_CLAUSE, f"min_val={lo}, max_val={hi}")
     x = ctx.arg("input")
     value = ar.as_float(x) if dt.is_float else ar.as_int(x)
-    out = ar.clip_s(value, lo, hi, dt.is_float)
+    if declares_nan_mode(ctx):
+        # apply_clip_s(value, min_val, max_val, nan_mode): max with min_val, then min
+        # with max_val, both under nan_mode (IGNORE turns a NaN input into min_val).
+        mode = nan_mode(ctx)
+        clipped = min_nan(max_nan(value, lo, dt.is_float, mode), hi, dt.is_float, mode)
+        out = ar.Checked(clipped, np.asarray(lo <= hi))
+    else:
+        out = ar.clip_s(value, lo, hi, dt.is_float)
     # apply_clip_s's REQUIRE: after the ERROR_IF it can only fail on a NaN bound.  It is
     # inside the element loop, so an empty tensor never evaluates it.
     ctx.require(bool(out.ok) or x.size == 0, "min_val <= max_val", f"min_val={lo}, max_val={hi}")

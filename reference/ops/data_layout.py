@@ -183,7 +183,8 @@ def reshape(ctx: OpContext) -> Result:
 
 @implements("REVERSE")
 def reverse(ctx: OpContext) -> Result:
-    x = ctx.arg("input")
+    # The draft calls the input 'input', TOSA 1.0 'input1': the one declared input.
+    x = ctx.arg(ctx.op_spec.inputs[0].name)
     axis = int(ctx.attr("axis"))
     ctx.error_if(
         axis < 0 or axis >= x.ndim,

@@ -15,12 +15,20 @@ from conformance.dtypes import I16, I32
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast, check_broadcast, check_same_shape
 from reference.context import OpContext
+from reference.pseudocode_revisions import draft_pseudocode, type_test
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 BROADCAST = "shape != broadcast_shape(shape1, shape2)"
 RANGE = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
+# POW's REQUIREs from TOSA 1.0 on (the draft has none): the base positive, or zero
+# with a positive exponent, and neither operand NaN or infinite.
+POW_BASE_CLAUSE = "value1 >= 0"
+POW_ZERO_CLAUSE = "value1 > 0 || value2 > 0"
+POW_NAN_CLAUSE = "!isNaN(value1) && !isNaN(value2)"
+POW_FINITE_CLAUSE = "is_finite(value1) && is_finite(value2)"
+NAN_MODES = ("PROPAGATE", "IGNORE")
 
 
 def _operands(ctx: OpContext) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
@@ -65,31 +73,48 @@ def _shift_operands(ctx: OpContext, clause: str, limit: int) -> tuple[np.ndarray
     return a, b
 
 
+def shift_range_clause(revision: str, dt_name: str, bits: int) -> str:
+    """The arm of the per-type shift REQUIRE that applies to an operand type."""
+    test = type_test(revision, "in_out_t", dt_name)
+    return f"{test} && 0 <= value2 && value2 <= {bits - 1}"
+
+
 @implements("ARITHMETIC_RIGHT_SHIFT")
 def arithmetic_right_shift(ctx: OpContext) -> Result:
     dt = ctx.dtype("in_out_t")
     limit = dt.bits - 1
-    clause = f"in_out_t == {dt.spec_name} && 0 <= value2 && value2 <= {limit}"
+    clause = shift_range_clause(ctx.revision, dt.spec_name, dt.bits)
     a, b = _shift_operands(ctx, clause, limit)
     result = ar.arith_rshift(a, b)
     if bool(ctx.attr("round", False)):
         # Round half up: add the last bit shifted out (bit value2 - 1 of value1).
         last_out = ar.arith_rshift(a, np.maximum(b - 1, 0)) & 1
         result = result + ((b > 0) & (last_out != 0))
-    # The pseudocode clips to the type; a rounded shift by >= 1 cannot leave it anyway.
+    # The draft's pseudocode clips to the type (1.0's does not); a rounded shift by
+    # >= 1 cannot leave it anyway.
     return {"output": np.clip(result, dt.min, dt.max)}
+
+
+def _logical_shift_operands(ctx: OpContext, draft_clause: str) -> tuple[np.ndarray, np.ndarray]:
+    """The draft REQUIREs 0 <= value2 <= 31 for every type; TOSA 1.0 the operand
+    type's own range (i8: 0..7, i16: 0..15), as for ARITHMETIC_RIGHT_SHIFT."""
+    dt = ctx.dtype("in_out_t")
+    if draft_pseudocode(ctx.revision):
+        return _shift_operands(ctx, draft_clause, 31)
+    clause = shift_range_clause(ctx.revision, dt.spec_name, dt.bits)
+    return _shift_operands(ctx, clause, dt.bits - 1)
 
 
 @implements("LOGICAL_LEFT_SHIFT")
 def logical_left_shift(ctx: OpContext) -> Result:
-    a, b = _shift_operands(ctx, "0 <= value2 && value2 <= 31", 31)
+    a, b = _logical_shift_operands(ctx, "0 <= value2 && value2 <= 31")
     return {"output": ar.logical_lshift(a, b, ctx.dtype("in_out_t").bits)}
 
 
 @implements("LOGICAL_RIGHT_SHIFT")
 def logical_right_shift(ctx: OpContext) -> Result:
     clause = "0 <= static_cast<int32_t>(value2) && static_cast<int32_t>(value2) <= 31"
-    a, b = _shift_operands(ctx, clause, 31)
+    a, b = _logical_shift_operands(ctx, clause)
     return {"output": ar.logical_rshift(a, b, ctx.dtype("in_out_t").bits)}
 
 
@@ -124,33 +149,73 @@ def intdiv(ctx: OpContext) -> Result:
     dt = ctx.dtype("in_out_t")
     shape, a, b = _operands(ctx)
     q = ar.intdiv(a, b)
-    checks = [
-        ("value2 != 0", b != 0),
-        # Only INT_MIN / -1 exceeds the type; apply_intdiv_s then repeats the check.
-        (
-            "static_cast<int64_t>(value1) / static_cast<int64_t>(value2) <= maximum_s<in_out_t>()",
-            q <= dt.int_range.max,
-        ),
-    ]
+    # Only INT_MIN / -1 exceeds the type.  The draft checks it in the operator first
+    # (apply_intdiv_s then repeats it); TOSA 1.0 leaves it to apply_intdiv_s.
+    if draft_pseudocode(ctx.revision):
+        quotient = "static_cast<int64_t>(value1) / static_cast<int64_t>(value2)"
+        fits = f"{quotient} <= maximum_s<in_out_t>()"
+    else:
+        fits = f"apply_intdiv_s: {RANGE}"
+    checks = [("value2 != 0", b != 0), (fits, q <= dt.int_range.max)]
     ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})
     return {"output": q}
 
 
-def _min_max(ctx: OpContext, fn: Callable[[np.ndarray, np.ndarray, bool], np.ndarray]) -> Result:
+def declares_nan_mode(ctx: OpContext) -> bool:
+    """Whether the operator has a ``nan_mode`` attribute (TOSA 1.0 on)."""
+    return any(a.name == "nan_mode" for a in ctx.op_spec.attributes)
+
+
+def nan_mode(ctx: OpContext) -> str:
+    """The operator's nan_mode; PROPAGATE where it declares none, which is what the
+    two-argument apply_max_s / apply_min_s of the draft do."""
+    if not declares_nan_mode(ctx):
+        return "PROPAGATE"
+    mode = str(ctx.attr("nan_mode"))
+    if mode not in NAN_MODES:
+        raise ValueError(f"{ctx.name}: nan_mode {mode!r} is not one of {', '.join(NAN_MODES)}")
+    return mode
+
+
+def _compare_nan(a: np.ndarray, b: np.ndarray, out: np.ndarray, mode: str) -> np.ndarray:
+    """compare_nan where either operand is NaN (``out`` elsewhere): NaN when
+    propagating; when ignoring, the other operand (a if b is the NaN, else b, so two
+    NaNs give NaN)."""
+    if mode == "PROPAGATE":
+        return np.where(np.isnan(a) | np.isnan(b), np.nan, out)
+    return np.where(np.isnan(a), b, np.where(np.isnan(b), a, out))
+
+
+def max_nan(a: np.ndarray, b: np.ndarray, is_float: bool, mode: str) -> np.ndarray:
+    """apply_max_s(a, b, nan_mode): ``a >= b ? a : b`` (a tie keeps a)."""
+    out = np.where(a >= b, a, b)
+    return _compare_nan(a, b, out, mode) if is_float else out
+
+
+def min_nan(a: np.ndarray, b: np.ndarray, is_float: bool, mode: str) -> np.ndarray:
+    """apply_min_s(a, b, nan_mode): ``a < b ? a : b`` (a tie takes b)."""
+    out = np.where(a < b, a, b)
+    return _compare_nan(a, b, out, mode) if is_float else out
+
+
+def _min_max(
+    ctx: OpContext, fn: Callable[[np.ndarray, np.ndarray, bool, str], np.ndarray]
+) -> Result:
     dt = ctx.dtype("in_out_t")
+    mode = nan_mode(ctx)
     _, a, b = _operands(ctx)
     conv = ar.as_float if dt.is_float else ar.as_int
-    return {"output": fn(conv(a), conv(b), dt.is_float)}
+    return {"output": fn(conv(a), conv(b), dt.is_float, mode)}
 
 
 @implements("MAXIMUM")
 def maximum(ctx: OpContext) -> Result:
-    return _min_max(ctx, ar.max_s)
+    return _min_max(ctx, max_nan)
 
 
 @implements("MINIMUM")
 def minimum(ctx: OpContext) -> Result:
-    return _min_max(ctx, ar.min_s)
+    return _min_max(ctx, min_nan)
 
 
 @implements("MUL")
@@ -160,7 +225,8 @@ def mul(ctx: OpContext) -> Result:
     ctx.error_if(raw_shift.size != 1, "rank(shift) == 0", f"shift has shape {raw_shift.shape}")
     shift = int(raw_shift.reshape(-1)[0])
     ctx.require(0 <= shift <= 63, "0 <= shift && shift <= 63", f"shift={shift}")
-    ctx.require(in_t is I32 or shift == 0, "in_t == int32_t || shift == 0", f"{in_t}, {shift=}")
+    i32_only = f"{type_test(ctx.revision, 'in_t', 'int32_t')} || shift == 0"
+    ctx.require(in_t is I32 or shift == 0, i32_only, f"{in_t}, {shift=}")
     shape, a, b = _operands(ctx)
     if in_t.is_float:
         # Products of fp32 (or narrower) values are exact in float64.
@@ -182,7 +248,21 @@ def mul(ctx: OpContext) -> Result:
 
 @implements("POW")
 def pow_(ctx: OpContext) -> Result:
-    return _float_op(ctx, ar.pow_)
+    if draft_pseudocode(ctx.revision):
+        return _float_op(ctx, ar.pow_)
+    shape, a, b = _operands(ctx)
+    x, y = ar.as_float(a), ar.as_float(b)
+    # In the order the pseudocode states them; NaN compares false, so a NaN base
+    # already fails the first.
+    checks = [
+        (POW_BASE_CLAUSE, x >= 0),
+        (POW_ZERO_CLAUSE, (x > 0) | (y > 0)),
+        (POW_NAN_CLAUSE, ~(np.isnan(x) | np.isnan(y))),
+        (POW_FINITE_CLAUSE, np.isfinite(x) & np.isfinite(y)),
+    ]
+    ar.require_each(ctx, shape, checks, {"value1": x, "value2": y})
+    with np.errstate(all="ignore"):
+        return {"output": ar.pow_(x, y)}
 
 
 @implements("TABLE")
@@ -191,8 +271,9 @@ def table(ctx: OpContext) -> Result:
     size = int(ctx.mode.bindings["TABLE_SIZE"])
     tab = ar.as_int(ctx.arg("table")).reshape(-1)
     ctx.require(tab.size == size, "length(table) == TABLE_SIZE", f"{tab.size} != {size}")
-    shape = check_same_shape(ctx, "input")
-    x = ar.as_int(ctx.arg("input"))
+    name = ctx.op_spec.inputs[0].name  # "input" in the draft, "input1" from TOSA 1.0
+    shape = check_same_shape(ctx, name)
+    x = ar.as_int(ctx.arg(name))
     if ctx.dtype("in_t").bits == 8:
         return {"output": tab[x + 128]}
     # apply_lookup_s: the i16 value as 9.7 fixed point: the top 9 bits (offset to 0..511)

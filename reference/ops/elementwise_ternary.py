@@ -7,6 +7,7 @@ import numpy as np
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast, check_broadcast, check_same_shape
 from reference.context import OpContext
+from reference.ops.elementwise_unary import first_input
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -26,6 +27,7 @@ def select(ctx: OpContext) -> Result:
 
 @implements("SIN")
 def sin(ctx: OpContext) -> Result:
-    check_same_shape(ctx, "input")
+    name = first_input(ctx)  # "input" in the draft, "input1" from TOSA 1.0
+    check_same_shape(ctx, name)
     with np.errstate(all="ignore"):  # sin(+-inf) is NaN
-        return {"output": np.sin(ar.as_float(ctx.arg("input")))}
+        return {"output": np.sin(ar.as_float(ctx.arg(name)))}

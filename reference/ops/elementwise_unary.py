@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
@@ -17,6 +18,16 @@ from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
 OUTPUT_ZP_CLAUSE = "in_out_t != i8_t && output_zp != 0"
+
+
+def zero_point_clause(op_spec: OperatorSpec, zp_name: str) -> str:
+    """NEGATE's 'zero point only for i8' ERROR_IF as the revision that declares the
+    zero point writes it: ``in_out_t != i8_t`` where it is an attribute (the draft),
+    ``!is_same<in_out_t,i8_t>()`` where it is a [1] input tensor (TOSA 1.0 on)."""
+    if any(a.name == zp_name for a in op_spec.inputs):
+        return f"!is_same<in_out_t,i8_t>() && {zp_name} != 0"
+    return f"in_out_t != i8_t && {zp_name} != 0"
+
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 FloatFn = Callable[[np.ndarray], np.ndarray]
@@ -45,11 +56,18 @@ implements("RECIPROCAL")(_float_unary(lambda x: 1.0 / x))
 implements("RSQRT")(_float_unary(_rsqrt))
 
 
+def first_input(ctx: OpContext) -> str:
+    """The name the revision gives the operator's (first) input: COS, SIN and TABLE
+    read ``input`` in the draft and ``input1`` from TOSA 1.0."""
+    return ctx.op_spec.inputs[0].name
+
+
 @implements("COS")
 def cos(ctx: OpContext) -> Result:
-    check_same_shape(ctx, "input")
+    name = first_input(ctx)
+    check_same_shape(ctx, name)
     with np.errstate(all="ignore"):
-        return {"output": np.cos(ar.as_float(ctx.arg("input")))}
+        return {"output": np.cos(ar.as_float(ctx.arg(name)))}
 
 
 @implements("ABS")
@@ -91,8 +109,10 @@ def logical_not(ctx: OpContext) -> Result:
 def negate(ctx: OpContext) -> Result:
     dt = ctx.dtype("in_out_t")
     in_zp, out_zp = ctx.attr("input1_zp", 0), ctx.attr("output_zp", 0)
-    ctx.error_if(dt.name != "i8" and in_zp != 0, "in_out_t != i8_t && input1_zp != 0", f"{dt}")
-    ctx.error_if(dt.name != "i8" and out_zp != 0, OUTPUT_ZP_CLAUSE, f"{dt}")
+    in_clause = zero_point_clause(ctx.op_spec, "input1_zp")
+    out_clause = zero_point_clause(ctx.op_spec, "output_zp")
+    ctx.error_if(dt.name != "i8" and in_zp != 0, in_clause, f"{dt}")
+    ctx.error_if(dt.name != "i8" and out_zp != 0, out_clause, f"{dt}")
     shape = check_same_shape(ctx, "input1")
     x = ctx.arg("input1")
     if dt.is_float:

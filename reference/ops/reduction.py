@@ -16,6 +16,7 @@ import numpy as np
 from reference.arguments import OUTPUTS_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable
+from reference.ops.elementwise_binary import nan_mode
 from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
@@ -83,13 +84,23 @@ def _zero_sign_from(x: np.ndarray, axis: int, last: bool) -> np.ndarray:
     return np.signbit(chosen)
 
 
-def _extreme(x: np.ndarray, axis: int, *, is_max: bool) -> np.ndarray:
+def _extreme(x: np.ndarray, axis: int, *, is_max: bool, mode: str = "PROPAGATE") -> np.ndarray:
     if x.dtype.kind in "iu":
         # Integer order is total; numpy's reduction is exact in the storage type.
         return (np.max if is_max else np.min)(x, axis=axis, keepdims=True)
     wide = x.astype(np.float64)
-    # np.max/np.min propagate NaN, as apply_max_s/apply_min_s return NaN on any NaN.
-    out = (np.max if is_max else np.min)(wide, axis=axis, keepdims=True)
+    if mode == "PROPAGATE":
+        # np.max/np.min propagate NaN, as apply_max_s/apply_min_s return NaN on any NaN.
+        out = (np.max if is_max else np.min)(wide, axis=axis, keepdims=True)
+    else:
+        # IGNORE: the accumulator starts as NaN, the first number replaces it and later
+        # NaNs keep it, so the result is the extreme of the numbers along the axis; an
+        # axis of NaNs only keeps the starting NaN.  Zeros tie as below.
+        nan = np.isnan(wide)
+        fill = -np.inf if is_max else np.inf
+        filled = np.where(nan, fill, wide)
+        out = (np.max if is_max else np.min)(filled, axis=axis, keepdims=True)
+        out = np.where(np.all(nan, axis=axis, keepdims=True), np.nan, out)
     zero = out == 0
     if np.any(zero):
         negative = _zero_sign_from(wide, axis, last=not is_max)
@@ -97,12 +108,13 @@ def _extreme(x: np.ndarray, axis: int, *, is_max: bool) -> np.ndarray:
     return out
 
 
-def _max(x: np.ndarray, axis: int) -> np.ndarray:
-    return _extreme(x, axis, is_max=True)
+def _extreme_reducer(is_max: bool) -> Callable[[OpContext], Result]:
+    def run(ctx: OpContext) -> Result:
+        mode = nan_mode(ctx)  # PROPAGATE where the revision declares no nan_mode
+        x, axis = _checked_input(ctx)
+        return {"output": _extreme(x, axis, is_max=is_max, mode=mode)}
 
-
-def _min(x: np.ndarray, axis: int) -> np.ndarray:
-    return _extreme(x, axis, is_max=False)
+    return run
 
 
 def _product(x: np.ndarray, axis: int) -> np.ndarray:
@@ -114,8 +126,8 @@ def _product(x: np.ndarray, axis: int) -> np.ndarray:
 
 implements("REDUCE_ALL")(_reducer(_all))
 implements("REDUCE_ANY")(_reducer(_any))
-implements("REDUCE_MAX")(_reducer(_max))
-implements("REDUCE_MIN")(_reducer(_min))
+implements("REDUCE_MAX")(_extreme_reducer(True))
+implements("REDUCE_MIN")(_extreme_reducer(False))
 implements("REDUCE_PRODUCT")(_reducer(_product))
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from conformance.dtypes import FP16, FP32, I8, I32, I48, DType
-from conformance.spec import TypeSupport
+from conformance.spec import OperatorSpec, TypeSupport
 from reference import arithmetic as ar
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
@@ -36,12 +36,32 @@ from reference.registry import implements, seam
 TRANSPOSE_OH_CLAUSE = "OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH"
 TRANSPOSE_OW_CLAUSE = "OW != (IW - 1) * stride_x + out_pad_left + out_pad_right + KW"
 MATMUL_ZP_CLAUSE = "in_t != i8_t && (A_zp != 0 || B_zp != 0)"
+# TOSA 1.0's zero points are [1] input tensors, and its pseudocode writes the type test
+# as is_same<>(); the clause is spelled as the revision that declares the zero point
+# writes it (zero_point_clause).  1.0.2's MATMUL reads 'is_same<in_t,i8_t> && ...',
+# without the '!' its comment ('Zero point only for i8_t') and the argument text ('Must
+# be zero for non-int8 types') call for: the rule is read as meant and spelled so.
+MATMUL_ZP_INPUT_CLAUSE = "!is_same<in_t,i8_t>() && (A_zp != 0 || B_zp != 0)"
 IDIV_CHECK_CLAUSE = "input1 % input2 != 0 (idiv_check)"
 OUT_PAD_X_CLAUSE = "out_pad_left <= -KW || out_pad_right <= -KW"
 OUT_PAD_Y_CLAUSE = "out_pad_top <= -KH || out_pad_bottom <= -KH"
 STRIDE_CLAUSE = "stride_y < 1 || stride_x < 1"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
+
+# Revisions whose convolution pseudocode multiplies a weight only where the tap reads
+# the input.  Later ones (TOSA 1.0: tosa_extra_multiplies, "Implementations may choose
+# to skip calculation of multiplies in the padding area") also allow 0 * weight at the
+# other taps, NaN for an infinite or NaN weight, and RFFT2D's -value * 0.0 for the
+# imaginary terms it skips.  That permission is pseudocode and prose, not tosa.xml, so
+# it is keyed by revision; the reference computes no extra multiply in any of them.
+NO_EXTRA_MULTIPLIES = frozenset({"2024-04-draft"})
+
+
+def extra_multiplies_allowed(revision: str) -> bool:
+    """Whether a backend may form the products the pseudocode skips (see above)."""
+    return revision not in NO_EXTRA_MULTIPLIES
+
 
 # acc_type attribute values (acc_type_t) and the element type each names.
 ACC_TYPES: dict[str, DType] = {"INT32": I32, "INT48": I48, "FP16": FP16, "FP32": FP32}
@@ -94,15 +114,36 @@ def _check_acc_type(ctx: OpContext) -> DType:
     return acc
 
 
-def _check_zero_point(ctx: OpContext, zp_name: str, type_var: str, clause: str) -> None:
+def zero_point_is_input(op_spec: OperatorSpec, zp_name: str) -> bool:
+    """Whether the operator takes the zero point as an input tensor (TOSA 1.0 on)
+    rather than as an attribute (the 2024 draft)."""
+    return any(a.name == zp_name for a in op_spec.inputs)
+
+
+def zero_point_clause(op_spec: OperatorSpec, zp_name: str, type_var: str) -> str:
+    """The 'zero point only for i8' ERROR_IF of one zero point, as the revision that
+    declares it writes it: ``in_t != i8_t && ...`` where it is an attribute,
+    ``!is_same<in_t,i8_t>() && ...`` where it is an input tensor."""
+    if zero_point_is_input(op_spec, zp_name):
+        return input_zero_point_clause(zp_name, type_var)
+    return f"{type_var} != i8_t && {zp_name} != 0"
+
+
+def input_zero_point_clause(zp_name: str, type_var: str) -> str:
+    """The rule as TOSA 1.0 writes it for a zero-point input tensor."""
+    return f"!is_same<{type_var},i8_t>() && {zp_name} != 0"
+
+
+def _check_zero_point(ctx: OpContext, zp_name: str, type_var: str) -> None:
     zp = ctx.attr(zp_name, 0)
     dt = ctx.dtype(type_var)
+    clause = zero_point_clause(ctx.op_spec, zp_name, type_var)
     ctx.error_if(dt is not I8 and zp != 0, clause, f"{type_var}={dt}, {zp_name}={zp}")
 
 
 def _check_conv_zero_points(ctx: OpContext) -> None:
-    _check_zero_point(ctx, "input_zp", "in_t", "in_t != i8_t && input_zp != 0")
-    _check_zero_point(ctx, "weight_zp", "weight_t", "weight_t != i8_t && weight_zp != 0")
+    _check_zero_point(ctx, "input_zp", "in_t")
+    _check_zero_point(ctx, "weight_zp", "weight_t")
 
 
 def _c_remainder(a: int, b: int) -> int:
@@ -513,10 +554,12 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
 def transpose_conv2d(ctx: OpContext) -> Result:
     """Input (iy, ix) scaled by weight (ky, kx) lands on output (iy*stride_y +
     out_pad_top + ky, ix*stride_x + out_pad_left + kx); contributions that land outside
-    the output (negative out_pad crops it) are dropped.  The pseudocode's gather loop
-    states this per output, with index typos read as meant: its loop bounds name KY and
-    KX for KH and KW, and its weight read gives the weight shape as [OH,KH,KW,IC] for
-    [OC,KH,KW,IC]."""
+    the output (negative out_pad crops it) are dropped.  The 2024 draft's pseudocode
+    states this per output with index typos read as meant (its loop bounds name KY and
+    KX for KH and KW, its weight read the shape [OH,KH,KW,IC]); TOSA 1.0's loop gathers
+    per output over every (ky, kx, ic), reading input ((oy - out_pad_top - ky) /
+    stride_y, ...) where that divides evenly and lies inside: the same sums, in the
+    same (ky, kx, ic) order for the running-sum REQUIREs."""
     _check_acc_type(ctx)
     _check_conv_zero_points(ctx)
     n, ih, iw, ic = ctx.input_tensor("input").shape
@@ -597,7 +640,7 @@ def matmul(ctx: OpContext) -> Result:
     in_t = ctx.dtype("in_t")
     ctx.error_if(
         in_t is not I8 and (a_zp != 0 or b_zp != 0),
-        MATMUL_ZP_CLAUSE,
+        MATMUL_ZP_INPUT_CLAUSE if zero_point_is_input(ctx.op_spec, "A_zp") else MATMUL_ZP_CLAUSE,
         f"in_t={in_t}, A_zp={a_zp}, B_zp={b_zp}",
     )
     n, h, c = ctx.input_tensor("A").shape

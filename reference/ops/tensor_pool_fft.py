@@ -22,9 +22,8 @@ from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import to_type
-from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
 from reference.ops.reduction import AXIS_CLAUSE
-from reference.ops.tensor_conv import STRIDE_CLAUSE
+from reference.ops.tensor_conv import STRIDE_CLAUSE, zero_point_clause
 from reference.registry import implements, seam
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
@@ -83,6 +82,46 @@ def argmax_index(x: np.ndarray, axis: int) -> np.ndarray:
     return np.where(nan.all(axis=-1), length - 1, np.where(nan.any(axis=-1), first_nan, first_max))
 
 
+def declares_nan_mode(ctx: OpContext) -> bool:
+    """Whether the operator has a ``nan_mode`` attribute (TOSA 1.0 on): then NaN is
+    handled as the pseudocode's apply_max_s(a, b, nan_mode) says, else as the
+    revision's prose (:func:`argmax_index`) and the two-argument apply_max_s."""
+    return any(a.name == "nan_mode" for a in ctx.op_spec.attributes)
+
+
+def nan_mode_of(ctx: OpContext) -> str:
+    mode = str(ctx.attr("nan_mode"))
+    if mode not in ("PROPAGATE", "IGNORE"):  # the engine checks enumeration values first
+        raise AssertionError(f"{ctx.name} nan_mode {mode!r}")
+    return mode
+
+
+def argmax_index_nan_mode(x: np.ndarray, axis: int, nan_mode: str) -> np.ndarray:
+    """ARGMAX's index along ``axis`` as its loop with apply_max_s(value, max, nan_mode)
+    computes it, for operators that declare ``nan_mode``.
+
+    The running maximum is replaced only when the helper's result differs from it and
+    not both are NaN.  PROPAGATE starts from minimum_s<in_t>(): the first NaN becomes
+    the maximum and nothing replaces it, so an axis holding NaN gives its first NaN
+    (an all-NaN axis 0); without NaN, the first maximum (a tie keeps the earlier one;
+    -0.0 == +0.0).  IGNORE starts from NaN: the first non-NaN value replaces it and NaN
+    never replaces a number, so the first maximum of the non-NaN values; an all-NaN
+    axis keeps max_index 0.  Integers have no NaN: the first maximum.
+    """
+    if x.dtype.kind in "iu":
+        return np.argmax(x, axis=axis)
+    v = np.moveaxis(x.astype(np.float64), axis, -1)
+    nan = np.isnan(v)
+    some = nan.any(axis=-1)
+    with np.errstate(invalid="ignore"):
+        top = np.max(np.where(nan, -np.inf, v), axis=-1, keepdims=True)
+    # The first element equal to the largest number: a real -inf ties with the fill.
+    first_max = np.argmax(~nan & (v == top), axis=-1)
+    if nan_mode == "PROPAGATE":
+        return np.where(some, np.argmax(nan, axis=-1), first_max)
+    return np.where(nan.all(axis=-1), 0, first_max)
+
+
 @implements("ARGMAX")
 def argmax(ctx: OpContext) -> Result:
     x = ctx.arg("input")
@@ -100,7 +139,11 @@ def argmax(ctx: OpContext) -> Result:
         ARGMAX_SHAPE_CLAUSE,
         f"output shape {list(shape)}, input {list(shape1)} without axis {axis} is {list(want)}",
     )
-    return {"output": argmax_index(x, axis).astype(np.int32)}
+    if declares_nan_mode(ctx):
+        index = argmax_index_nan_mode(x, axis, nan_mode_of(ctx))
+    else:
+        index = argmax_index(x, axis)
+    return {"output": index.astype(np.int32)}
 
 
 # -- pooling geometry --------------------------------------------------------------------
@@ -256,9 +299,17 @@ def max_pool2d(ctx: OpContext) -> Result:
     else:
         wide = x.astype(np.float64)
         fill = -np.inf
+    ignore = x.dtype.kind == "f" and declares_nan_mode(ctx) and nan_mode_of(ctx) == "IGNORE"
+    if ignore:
+        # apply_max_s(acc, value, IGNORE) keeps the number when one side is NaN and the
+        # accumulator starts as NaN: the maximum of the window's numbers (NaN taken as
+        # the fill), and NaN where the window holds nothing but NaN.
+        wide = np.where(np.isnan(wide), fill, wide)
     padded = pad_input(wide, w, fill)
     rows = _max_first_zero(_windows_x(padded, w))
     out = _max_first_zero(_windows_y(rows, w))
+    if ignore:
+        out = np.where(window_any(ctx, ~np.isnan(x)), out, np.nan)
     return {"output": out.astype(x.dtype) if x.dtype.kind in "iu" else out}
 
 
@@ -343,10 +394,14 @@ def avg_pool2d(ctx: OpContext) -> Result:
     input_zp = to_type(ctx, np.asarray(ctx.attr("input_zp")), "in_out_t", "input_zp")
     output_zp = to_type(ctx, np.asarray(ctx.attr("output_zp")), "in_out_t", "output_zp")
     is_i8 = in_out is dtypes.I8
-    ctx.error_if(not is_i8 and input_zp != 0, INPUT_ZP_CLAUSE, f"input_zp {input_zp}")
+    ctx.error_if(
+        not is_i8 and input_zp != 0,
+        zero_point_clause(ctx.op_spec, "input_zp", "in_out_t"),
+        f"input_zp {input_zp}",
+    )
     ctx.error_if(
         not is_i8 and output_zp != 0,
-        OUTPUT_ZP_CLAUSE,
+        zero_point_clause(ctx.op_spec, "output_zp", "in_out_t"),
         f"output_zp {output_zp}",
     )
     w = pool_window(ctx)

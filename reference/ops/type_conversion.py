@@ -10,7 +10,12 @@ ties to even, then saturate).
 
 RESCALE is bit-exact integer arithmetic: apply_scale_32 / apply_scale_16 (introduction,
 "Precision scaling") on int64 whole tensors, with their REQUIREs checked per element in
-pseudocode order.
+pseudocode order.  TOSA 1.0 selects the rounding by ``rounding_mode`` (the draft by
+``double_round``), takes the zero points as [1] input tensors of the input's and
+output's types (an unsigned one stored as its bits), and states its rules with the
+clauses of RESCALE_RULES.  INEXACT_ROUND may return any integer of a range
+(inexact_round_range); the reference gives the SINGLE_ROUND value, which is in it, and
+the RESCALE describer has the compliance check accept the whole range.
 """
 
 from __future__ import annotations
@@ -19,8 +24,11 @@ import numpy as np
 
 from conformance.dtypes import I32_MAX, I32_MIN, DType
 from conformance.rounding import round_to
+from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
+from reference.compliance.checker import int_range
+from reference.compliance.descriptor import IntRangeParams
 from reference.context import OpContext
 from reference.registry import implements, seam
 
@@ -88,6 +96,30 @@ OUT_I32_IN_UNSIGNED_CLAUSE = "out_t == i32_t && input_unsigned"
 IN_I32_OUT_UNSIGNED_CLAUSE = "in_t == i32_t && output_unsigned"
 IN_I48_OUT_UNSIGNED_CLAUSE = "in_t == i48_t && output_unsigned"
 PER_CHANNEL_RANK_CLAUSE = "per_channel && rank(input) < 1"
+# TOSA 1.0 (the revision with a rounding_mode attribute and zero-point inputs) spells
+# the type tests is_same<>(), selects double rounding by rounding_mode, and states as
+# ERROR_IFs the unsigned readings that the draft leaves to make_unsigned.
+IN_ZP_CLAUSE_1_0 = (
+    "!is_same<in_t,i8_t>() && (!is_same<in_t,i16_t>() || input_unsigned == false) && input_zp != 0"
+)
+OUT_ZP_CLAUSE_1_0 = (
+    "!is_same<out_t,i8_t>() && (!is_same<out_t,i16_t>() || output_unsigned == false) "
+    "&& output_zp != 0"
+)
+IN_ZP16_CLAUSE_1_0 = (
+    "is_same<in_t,i16_t>() && input_unsigned == true && input_zp != 0 && input_zp != 32768"
+)
+OUT_ZP16_CLAUSE_1_0 = (
+    "is_same<out_t,i16_t>() && output_unsigned == true && output_zp != 0 && output_zp != 32768"
+)
+SCALE32_I48_CLAUSE_1_0 = "scale32 && is_same<in_t,i48_t>()"
+DOUBLE_ROUND_CLAUSE_1_0 = "!scale32 && (rounding_mode == DOUBLE_ROUND)"
+OUT_I32_IN_UNSIGNED_CLAUSE_1_0 = "is_same<out_t,i32_t>() && input_unsigned"
+IN_I32_OUT_UNSIGNED_CLAUSE_1_0 = "is_same<in_t,i32_t>() && output_unsigned"
+IN_I48_OUT_UNSIGNED_CLAUSE_1_0 = "is_same<in_t,i48_t>() && output_unsigned"
+IN_I48_IN_UNSIGNED_CLAUSE = "is_same<in_t, i48_t> && input_unsigned"
+IN_I32_IN_UNSIGNED_CLAUSE = "is_same<in_t, i32_t> && input_unsigned"
+OUT_I32_OUT_UNSIGNED_CLAUSE = "is_same<out_t, i32_t> && output_unsigned"
 # make_unsigned (type_conversion_helpers): only i8_t and i16_t have an unsigned form.
 MAKE_UNSIGNED_CLAUSE = "make_unsigned: in_t != i8_t && in_t != i16_t"
 
@@ -120,6 +152,59 @@ def rescale_zero_point(ctx: OpContext, name: str, dt: DType, unsigned: bool) -> 
     return bits if unsigned else int(ar.wrap(np.int64(bits), dt.bits))
 
 
+def declares_rounding_mode(op_spec: OperatorSpec) -> bool:
+    """Whether RESCALE selects its rounding by a ``rounding_mode`` attribute (TOSA 1.0
+    on) rather than by the draft's ``double_round`` flag."""
+    return any(a.name == "rounding_mode" for a in op_spec.attributes)
+
+
+# Each rule of RESCALE in the order its pseudocode checks it: (key, the draft's clause,
+# the clause of the revision with rounding_mode); None where that revision has no
+# such rule (1.0 states make_unsigned's refusals as three ERROR_IFs of its own).
+RESCALE_RULES: tuple[tuple[str, str | None, str | None], ...] = (
+    ("in_zp", IN_ZP_CLAUSE, IN_ZP_CLAUSE_1_0),
+    ("out_zp", OUT_ZP_CLAUSE, OUT_ZP_CLAUSE_1_0),
+    ("in_zp16", IN_ZP16_CLAUSE, IN_ZP16_CLAUSE_1_0),
+    ("out_zp16", OUT_ZP16_CLAUSE, OUT_ZP16_CLAUSE_1_0),
+    ("scale32_i48", SCALE32_I48_CLAUSE, SCALE32_I48_CLAUSE_1_0),
+    ("double_round", DOUBLE_ROUND_CLAUSE, DOUBLE_ROUND_CLAUSE_1_0),
+    ("both_unsigned", BOTH_UNSIGNED_CLAUSE, BOTH_UNSIGNED_CLAUSE),
+    ("out_i32_in_uns", OUT_I32_IN_UNSIGNED_CLAUSE, OUT_I32_IN_UNSIGNED_CLAUSE_1_0),
+    ("in_i32_out_uns", IN_I32_OUT_UNSIGNED_CLAUSE, IN_I32_OUT_UNSIGNED_CLAUSE_1_0),
+    ("in_i48_out_uns", IN_I48_OUT_UNSIGNED_CLAUSE, IN_I48_OUT_UNSIGNED_CLAUSE_1_0),
+    ("in_i48_in_uns", None, IN_I48_IN_UNSIGNED_CLAUSE),
+    ("in_i32_in_uns", None, IN_I32_IN_UNSIGNED_CLAUSE),
+    ("out_i32_out_uns", None, OUT_I32_OUT_UNSIGNED_CLAUSE),
+    ("per_channel_rank", PER_CHANNEL_RANK_CLAUSE, PER_CHANNEL_RANK_CLAUSE),
+    ("make_unsigned_in", MAKE_UNSIGNED_CLAUSE, None),
+    ("make_unsigned_out", MAKE_UNSIGNED_CLAUSE, None),
+)
+
+
+def rescale_clause(op_spec: OperatorSpec, key: str) -> str | None:
+    """The clause of rule ``key`` as the operator's revision states it (None: no such
+    rule there)."""
+    pick = 2 if declares_rounding_mode(op_spec) else 1
+    return next(r[pick] for r in RESCALE_RULES if r[0] == key)
+
+
+def rescale_rounding(ctx: OpContext) -> str:
+    """SINGLE_ROUND, INEXACT_ROUND or DOUBLE_ROUND: the ``rounding_mode`` attribute, or
+    the draft's ``double_round`` flag read as one of those."""
+    if declares_rounding_mode(ctx.op_spec):
+        mode = str(ctx.attr("rounding_mode"))
+        ctx.error_if(
+            mode not in ROUNDING_MODES,
+            ATTRIBUTES_CLAUSE,
+            f"rounding_mode {mode!r} is not one of {', '.join(ROUNDING_MODES)}",
+        )
+        return mode
+    return "DOUBLE_ROUND" if bool(ctx.attr("double_round", False)) else "SINGLE_ROUND"
+
+
+ROUNDING_MODES = ("SINGLE_ROUND", "INEXACT_ROUND", "DOUBLE_ROUND")
+
+
 def _check_rules(
     ctx: OpContext, in_t: DType, out_t: DType, flags: dict[str, bool], in_zp: int, out_zp: int
 ) -> None:
@@ -127,41 +212,40 @@ def _check_rules(
     checking them once is checking them for every index)."""
     scale32, double_round = flags["scale32"], flags["double_round"]
     in_uns, out_uns = flags["input_unsigned"], flags["output_unsigned"]
-    ctx.error_if(
-        in_t.name != "i8" and (in_t.name != "i16" or not in_uns) and in_zp != 0,
-        IN_ZP_CLAUSE,
-        f"in_t={in_t}, input_unsigned={in_uns}, input_zp={in_zp}",
-    )
-    ctx.error_if(
-        out_t.name != "i8" and (out_t.name != "i16" or not out_uns) and out_zp != 0,
-        OUT_ZP_CLAUSE,
-        f"out_t={out_t}, output_unsigned={out_uns}, output_zp={out_zp}",
-    )
-    ctx.error_if(
-        in_t.name == "i16" and in_uns and in_zp not in (0, 32768),
-        IN_ZP16_CLAUSE,
-        f"input_zp={in_zp}",
-    )
-    ctx.error_if(
-        out_t.name == "i16" and out_uns and out_zp not in (0, 32768),
-        OUT_ZP16_CLAUSE,
-        f"output_zp={out_zp}",
-    )
-    ctx.error_if(scale32 and in_t.name == "i48", SCALE32_I48_CLAUSE)
-    ctx.error_if(not scale32 and double_round, DOUBLE_ROUND_CLAUSE)
-    ctx.error_if(in_uns and out_uns, BOTH_UNSIGNED_CLAUSE)
-    ctx.error_if(out_t.name == "i32" and in_uns, OUT_I32_IN_UNSIGNED_CLAUSE)
-    ctx.error_if(in_t.name == "i32" and out_uns, IN_I32_OUT_UNSIGNED_CLAUSE)
-    ctx.error_if(in_t.name == "i48" and out_uns, IN_I48_OUT_UNSIGNED_CLAUSE)
+    i, o = in_t.name, out_t.name
     rank = len(ctx.input_tensor("input").shape)
-    ctx.error_if(flags["per_channel"] and rank < 1, PER_CHANNEL_RANK_CLAUSE, f"rank={rank}")
     # Reading an i32/i48 input, or writing an i32 output, as unsigned needs an unsigned
     # form of that type (zero_extend of the value, minimum_u/maximum_u<out_t>), which
-    # make_unsigned refuses: only 8- and 16-bit values may be unsigned.
-    ctx.error_if(in_uns and in_t.name not in ("i8", "i16"), MAKE_UNSIGNED_CLAUSE, f"input {in_t}")
-    ctx.error_if(
-        out_uns and out_t.name not in ("i8", "i16"), MAKE_UNSIGNED_CLAUSE, f"output {out_t}"
-    )
+    # make_unsigned refuses in the draft: only 8- and 16-bit values may be unsigned.
+    fires: dict[str, tuple[bool, str]] = {
+        "in_zp": (
+            i != "i8" and (i != "i16" or not in_uns) and in_zp != 0,
+            f"in_t={in_t}, input_unsigned={in_uns}, input_zp={in_zp}",
+        ),
+        "out_zp": (
+            o != "i8" and (o != "i16" or not out_uns) and out_zp != 0,
+            f"out_t={out_t}, output_unsigned={out_uns}, output_zp={out_zp}",
+        ),
+        "in_zp16": (i == "i16" and in_uns and in_zp not in (0, 32768), f"input_zp={in_zp}"),
+        "out_zp16": (o == "i16" and out_uns and out_zp not in (0, 32768), f"output_zp={out_zp}"),
+        "scale32_i48": (scale32 and i == "i48", ""),
+        "double_round": (not scale32 and double_round, ""),
+        "both_unsigned": (in_uns and out_uns, ""),
+        "out_i32_in_uns": (o == "i32" and in_uns, ""),
+        "in_i32_out_uns": (i == "i32" and out_uns, ""),
+        "in_i48_out_uns": (i == "i48" and out_uns, ""),
+        "in_i48_in_uns": (i == "i48" and in_uns, ""),
+        "in_i32_in_uns": (i == "i32" and in_uns, ""),
+        "out_i32_out_uns": (o == "i32" and out_uns, ""),
+        "per_channel_rank": (flags["per_channel"] and rank < 1, f"rank={rank}"),
+        "make_unsigned_in": (in_uns and i not in ("i8", "i16"), f"input {in_t}"),
+        "make_unsigned_out": (out_uns and o not in ("i8", "i16"), f"output {out_t}"),
+    }
+    for key, *_ in RESCALE_RULES:
+        clause = rescale_clause(ctx.op_spec, key)
+        if clause is not None:
+            condition, detail = fires[key]
+            ctx.error_if(condition, clause, detail)
 
 
 @seam
@@ -233,8 +317,10 @@ def apply_scale_16(
 @implements("RESCALE")
 def rescale(ctx: OpContext) -> Result:
     in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
-    names = ("scale32", "double_round", "per_channel", "input_unsigned", "output_unsigned")
+    names = ("scale32", "per_channel", "input_unsigned", "output_unsigned")
     flags = {n: bool(ctx.attr(n, False)) for n in names}
+    rounding = rescale_rounding(ctx)
+    flags["double_round"] = rounding == "DOUBLE_ROUND"
     in_uns, out_uns = flags["input_unsigned"], flags["output_unsigned"]
     in_zp = rescale_zero_point(ctx, "input_zp", in_t, in_uns)
     out_zp = rescale_zero_point(ctx, "output_zp", out_t, out_uns)
@@ -261,3 +347,36 @@ def rescale(ctx: OpContext) -> Result:
         clipped = np.clip(result, 0, (1 << out_t.bits) - 1)
         return {"output": ar.wrap(clipped, out_t.bits)}
     return {"output": np.clip(result, out_t.min, out_t.max)}
+
+
+# Precision requirements of RESCALE (TOSA 1.0): with INEXACT_ROUND a result may be any
+# integer in a range around the fp64 scaling, not only apply_scale_32's
+# (reference.compliance.checker.int_range holds the bound; the RESCALE describer gives
+# the compliance check the scaled value).
+
+
+def inexact_scaled(
+    value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int
+) -> np.ndarray:
+    """out_ref + output_zp in fp64: value * multiplier * 2**-shift, ``value`` being the
+    input minus its zero point as the exact path reads it."""
+    m = np.asarray(multiplier, np.float64)
+    scale = np.exp2(-np.asarray(shift, np.float64))
+    return np.asarray(value, np.float64) * m * scale + out_zp
+
+
+def inexact_round_range(
+    value: np.ndarray,
+    multiplier: np.ndarray,
+    shift: np.ndarray,
+    out_zp: int,
+    out_t: DType,
+    unsigned: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The [low, high] range an INEXACT_ROUND result may take, per element: the
+    ceiling and floor of out_ref -/+ err_bnd plus the zero point, clipped to the
+    output type (its unsigned range for an unsigned output: the readings table)."""
+    scaled = inexact_scaled(value, multiplier, shift, out_zp)
+    params = IntRangeParams(int(out_zp), unsigned)
+    low, high = int_range(scaled, params, out_t)
+    return low.astype(np.int64), high.astype(np.int64)

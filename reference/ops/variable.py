@@ -1,6 +1,8 @@
 """Variable operators (EXT-VARIABLE): VARIABLE, VARIABLE_WRITE, VARIABLE_READ.
 
-Variable tensors live in the graph-wide ``ctx.state["variables"]``, by uid.  One
+Variable tensors live in the graph-wide ``ctx.state["variables"]``, by the attribute
+that addresses them: an i32 ``uid`` in the draft, a String ``name`` in TOSA 1.0
+(:func:`address_attribute`).  One
 evaluation of a graph is one graph execution in a fresh context, so every variable
 starts unallocated and unseen; the spec's clearing of the ``seen`` flags at the start
 of a graph execution is the start of the evaluation (blocks run by COND_IF or
@@ -22,6 +24,7 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.dtypes import DType
+from conformance.spec import OperatorSpec
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.context import OpContext
 from reference.registry import implements
@@ -46,7 +49,7 @@ VAR_TYPES: dict[str, DType] = {
 class Variable:
     """A variable tensor as variable_tensor_allocate makes it."""
 
-    uid: int
+    uid: int | str  # the uid or name that addresses it
     shape: tuple[int, ...]
     dtype: DType
     data: np.ndarray  # in the storage of dtype
@@ -54,13 +57,35 @@ class Variable:
     seen: bool = False
 
 
-def variables(ctx: OpContext) -> dict[int, Variable]:
-    table: dict[int, Variable] = ctx.state.setdefault(STATE_KEY, {})
+def variables(ctx: OpContext) -> dict[int | str, Variable]:
+    table: dict[int | str, Variable] = ctx.state.setdefault(STATE_KEY, {})
     return table
 
 
+def address_attribute(op_spec: OperatorSpec) -> str:
+    """The attribute a variable is addressed by: ``name`` where the operator declares
+    one (TOSA 1.0, a String), else ``uid`` (the draft, an i32)."""
+    return "name" if any(a.name == "name" for a in op_spec.attributes) else "uid"
+
+
+def element_type_variable(op_spec: OperatorSpec) -> str:
+    """The type variable of the variable's elements: the operator's only declared one
+    (``var_t`` in the draft; TOSA 1.0 declares ``in_t`` or ``out_t``)."""
+    return op_spec.types[0]
+
+
+def variable_address(ctx: OpContext) -> int | str:
+    """The uid or name of the variable this operator addresses."""
+    value = ctx.attr(address_attribute(ctx.op_spec))
+    return str(value) if isinstance(value, str) else int(value)
+
+
+def _shown(address: int | str) -> str:
+    return f"uid {address}" if isinstance(address, int) else f"name {address!r}"
+
+
 def _lookup(ctx: OpContext) -> Variable | None:
-    return variables(ctx).get(int(ctx.attr("uid")))
+    return variables(ctx).get(variable_address(ctx))
 
 
 def _var_type(ctx: OpContext) -> DType:
@@ -72,7 +97,8 @@ def _var_type(ctx: OpContext) -> DType:
         f"type {name!r} is not a var_t value ({', '.join(VAR_TYPES)})",
     )
     var_t = VAR_TYPES[name]
-    supported = [m.dtype("var_t") for m in ctx.op_spec.modes]
+    var = element_type_variable(ctx.op_spec)
+    supported = [m.dtype(var) for m in ctx.op_spec.modes]
     ctx.error_if(
         var_t not in supported,
         TYPES_CLAUSE,
@@ -119,7 +145,7 @@ def variable(ctx: OpContext) -> Result:
     var_shape = _var_shape(ctx)
     var_t = _var_type(ctx)
 
-    uid = int(ctx.attr("uid"))
+    uid = variable_address(ctx)
     var = variables(ctx).get(uid)
     if var is None:
         var = Variable(uid, var_shape, var_t, np.zeros(var_shape, var_t.storage))
@@ -141,7 +167,7 @@ def variable(ctx: OpContext) -> Result:
             var.data = values.astype(var_t.storage)
             var.is_written = True
     else:
-        ctx.require(not var.seen, "!var_tensor.seen", f"uid {uid} is declared twice")
+        ctx.require(not var.seen, "!var_tensor.seen", f"{_shown(uid)} is declared twice")
     var.seen = True
     return {}
 
@@ -149,22 +175,24 @@ def variable(ctx: OpContext) -> Result:
 @implements("VARIABLE_WRITE")
 def variable_write(ctx: OpContext) -> Result:
     var = _lookup(ctx)
-    uid = int(ctx.attr("uid"))
-    ctx.require(var is not None, "variable_tensor", f"uid {uid} is not declared")
+    uid = variable_address(ctx)
+    ctx.require(var is not None, "variable_tensor", f"{_shown(uid)} is not declared")
     assert var is not None
     # Unreachable within one execution (a declared variable was seen in it); kept
     # because it is the pseudocode's rule.
-    ctx.require(var.seen, "variable_tensor.seen", f"uid {uid} is not declared in this execution")
+    ctx.require(
+        var.seen, "variable_tensor.seen", f"{_shown(uid)} is not declared in this execution"
+    )
     t = ctx.input_tensor("input1")
     ctx.require(
         var.shape == t.shape,
         "variable_tensor.shape == shape",
-        f"uid {uid} is {list(var.shape)}, input1 is {list(t.shape)}",
+        f"{_shown(uid)} is {list(var.shape)}, input1 is {list(t.shape)}",
     )
     ctx.require(
         var.dtype is t.dtype,
         "variable_tensor.type == in_t",
-        f"uid {uid} is {var.dtype}, input1 is {t.dtype}",
+        f"{_shown(uid)} is {var.dtype}, input1 is {t.dtype}",
     )
     var.data = ctx.arg("input1").copy()
     var.is_written = True
@@ -174,19 +202,19 @@ def variable_write(ctx: OpContext) -> Result:
 @implements("VARIABLE_READ")
 def variable_read(ctx: OpContext) -> Result:
     var = _lookup(ctx)
-    uid = int(ctx.attr("uid"))
-    ctx.require(var is not None, "variable_tensor != NULL", f"uid {uid} is not declared")
+    uid = variable_address(ctx)
+    ctx.require(var is not None, "variable_tensor != NULL", f"{_shown(uid)} is not declared")
     assert var is not None
-    ctx.require(var.is_written, "variable_tensor.is_written", f"uid {uid} was never written")
+    ctx.require(var.is_written, "variable_tensor.is_written", f"{_shown(uid)} was never written")
     t = ctx.output_tensor("output1")
     ctx.require(
         var.shape == t.shape,
         "variable_tensor.shape == shape",
-        f"uid {uid} is {list(var.shape)}, output1 is {list(t.shape)}",
+        f"{_shown(uid)} is {list(var.shape)}, output1 is {list(t.shape)}",
     )
     ctx.require(
         var.dtype is t.dtype,
         "variable_tensor.type == out_t",
-        f"uid {uid} is {var.dtype}, output1 is {t.dtype}",
+        f"{_shown(uid)} is {var.dtype}, output1 is {t.dtype}",
     )
     return {"output1": var.data.copy()}

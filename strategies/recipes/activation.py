@@ -8,11 +8,13 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import DType
-from reference.ops.activation import CLAMP_BOUNDS_CLAUSE
+from reference.ops.activation import CLAMP_BOUNDS_CLAUSE, CLAMP_NAN_BOUND_CLAUSE
+from reference.pseudocode_revisions import draft_pseudocode
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import elementwise
+from strategies.recipes.common import aimed, elementwise
+from strategies.recipes.elementwise_binary import nan_mode_attribute, place_nans
 from strategies.recipes.elementwise_unary import float_unary
 from strategies.values import ValueRange, add_specials, special_values
 
@@ -56,13 +58,18 @@ def clamp(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     # allowed; -0 and +0 compare equal, so either order of them is valid).
     a, b = draw(_bound(dt), label="bound"), draw(_bound(dt), label="bound")
     lo, hi = (a, b) if a <= b else (b, a)
-    attrs = {"min_val": lo, "max_val": hi}
+    attrs: dict[str, object] = {"min_val": lo, "max_val": hi}
+    nan_mode = nan_mode_attribute(draw, rc)  # TOSA 1.0 on
+    attrs |= nan_mode
     if dt.is_int:
         return elementwise(draw, rc, attributes=attrs)  # full-range values
     around = _values_around(dt, float(lo), float(hi))
     r = draw(st.sampled_from([None, around]), label="values around the bounds")
     spec = elementwise(draw, rc, ranges={"input": r} if r else {}, attributes=attrs)
     add_specials(draw, spec, ("input",), rc)
+    # NaN inputs: NaN when propagating, min_val when ignoring.
+    if nan_mode and (aimed(rc, "nan_mode") or draw(st.booleans(), label="NaNs")):
+        place_nans(draw, spec, ("input",))
     return spec
 
 
@@ -74,6 +81,22 @@ def bounds_reversed(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseS
     b = draw(_bound(dt).filter(lambda v: v != a), label="other bound")
     out = broken(spec, BOUNDS_CLAUSE)
     out.attributes["min_val"], out.attributes["max_val"] = max(a, b), min(a, b)
+    return out
+
+
+@breaks(
+    "CLAMP",
+    clause=CLAMP_NAN_BOUND_CLAUSE,
+    applies=lambda rc: rc.dtype("in_out_t").is_float and not draft_pseudocode(rc.spec.revision),
+)
+def nan_bound(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """A NaN bound (TOSA 1.0 on): min_val, max_val or both; max_val < min_val is
+    false with a NaN, so only this ERROR_IF fires."""
+    out = broken(spec, CLAMP_NAN_BOUND_CLAUSE)
+    which = draw(st.sampled_from(["min_val", "max_val", "both"]), label="NaN bound")
+    for name in ("min_val", "max_val"):
+        if which in (name, "both"):
+            out.attributes[name] = math.nan
     return out
 
 

@@ -58,8 +58,12 @@ def elementwise(
     by_name = dict(zip(other, drawn, strict=True))
     inputs: list[TensorDraw] = []
     for arg in rc.op_spec.inputs:
+        if attributes and arg.name in attributes:
+            continue  # drawn by the recipe; CaseSpec.in_revision makes it an input
         if arg.shape.kind == "scalar":
             shape: tuple[int, ...] = ()
+        elif arg.shape.kind == "dims" and arg.shape.text.replace(" ", "") == "[1]":
+            shape = (1,)  # a one-element input (TOSA 1.0's MUL shift)
         elif arg.shape.kind == "named" and arg.shape.name == out_name:
             shape = out_shape
         elif arg.shape.kind == "named":

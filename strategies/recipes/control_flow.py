@@ -36,8 +36,12 @@ from reference.ops.control_flow import (
 from strategies.case import Case
 from strategies.graph_breakers import graph_breaks
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.control_flow_blocks import (
+    Sig,
+    block_op,
+    data_range,
+)
 from strategies.shapes import Budget, shapes
-from strategies.values import ValueRange, special_values
 
 DATA_TYPES: tuple[DType, ...] = (
     dtypes.BOOL,
@@ -50,22 +54,6 @@ DATA_TYPES: tuple[DType, ...] = (
 )
 NEST_CAP = 8  # deepest nesting drawn: level 'none' allows 256, too deep for a test
 SMALL = Budget(max_elements=64, max_dim=8)  # the blocks are under test, not bulk data
-# i32 data keeps to half the range: every block operator moves a value by at most
-# I32_STEP, and all the iterations of a nest of loops stay far below 2**30 steps.
-I32_DATA = ValueRange(low=-(2**30), high=2**30)
-I32_STEP = 2**16
-
-
-@dataclass(frozen=True)
-class Sig:
-    """A tensor's shape and element type, as block lists compare them."""
-
-    shape: tuple[int, ...]
-    dtype: DType
-
-
-def data_range(dt: DType) -> ValueRange | None:
-    return I32_DATA if dt is dtypes.I32 else None
 
 
 def max_rank(rc: RecipeContext) -> int:
@@ -90,52 +78,6 @@ def unit_shape(draw: st.DrawFn, lo: int, hi: int, label: str) -> tuple[int, ...]
 
 def values_for(draw: st.DrawFn, rc: RecipeContext, sig: Sig, label: str) -> np.ndarray:
     return rc.values(draw, sig.dtype, sig.shape, data_range(sig.dtype), label)
-
-
-# -- block operators -------------------------------------------------------------------
-
-
-def _constant(draw: st.DrawFn, dt: DType, label: str) -> bool | int | float:
-    if dt is BOOL:
-        return draw(st.booleans(), label=label)
-    if dt is dtypes.I32:
-        return draw(st.integers(-I32_STEP, I32_STEP), label=label)
-    if dt.is_int:
-        return draw(st.integers(*dt.int_range), label=label)
-    pool = [float(v) for v in special_values(dt)]
-    return draw(st.one_of(st.sampled_from(pool), st.floats(-8.0, 8.0)), label=label)
-
-
-def block_op(draw: st.DrawFn, b: BlockBuilder, src: str, dst: str, sig: Sig, tag: str) -> str:
-    """Declare ``dst`` (of ``sig``) in ``b`` and compute it from ``src`` with one simple
-    operator that no value of ``src`` can make fail; returns the operator's name."""
-    dt, shape = sig.dtype, sig.shape
-    choices = ["IDENTITY"]
-    if dt is BOOL:
-        choices += ["LOGICAL_NOT", "LOGICAL_XOR"]
-    elif dt in (dtypes.I8, dtypes.I16):
-        choices += ["BITWISE_NOT", "BITWISE_XOR"]
-    elif dt is dtypes.I32:
-        choices += ["BITWISE_NOT", "ABS", "ADD", "SUB", "MAXIMUM"]
-    else:
-        choices += ["ABS", "ADD", "SUB", "MUL", "MINIMUM", "MAXIMUM"]
-    if shape:
-        choices.append("REVERSE")
-    op = draw(st.sampled_from(choices), label=f"{tag}: operator")
-    b.tensor(dst, shape, dt)
-    if op in ("IDENTITY", "LOGICAL_NOT", "BITWISE_NOT", "ABS"):
-        b.op(op, [src], [dst])
-    elif op == "REVERSE":
-        b.op(op, [src], [dst], axis=draw(st.integers(0, len(shape) - 1), label=f"{tag}: axis"))
-    else:
-        # a constant broadcast along every dimension
-        ones = (1,) * len(shape)
-        value = np.full(ones, _constant(draw, dt, f"{tag}: constant")).astype(dt.storage)
-        inputs = [src, b.tensor(f"{dst}_k", ones, dt, data=value)]
-        if op == "MUL":
-            inputs.append(b.tensor(f"{dst}_shift", (), dtypes.I8, data=np.array(0, np.int8)))
-        b.op(op, inputs, [dst])
-    return op
 
 
 # -- breaking a tensor list ------------------------------------------------------------
@@ -393,17 +335,30 @@ def _register_fault(
     clause: str,
     *,
     optional: bool = False,
+    applies: Callable[[RecipeContext], bool] | None = None,
 ) -> None:
     """A breaker of ``op`` that builds its case with ``make(draw, rc, fault)``."""
 
-    @graph_breaks(op, clause=clause, optional=optional)
+    @graph_breaks(op, clause=clause, optional=optional, applies=applies)
     def breaker(draw: st.DrawFn, rc: RecipeContext) -> Case | None:
         case = make(draw, rc, fault)
         return None if case is None else error_case(case, clause)
 
 
-def _register_cond_if(fault: str, clause: str, *, optional: bool = False) -> None:
-    _register_fault("COND_IF", cond_if_case, fault, clause, optional=optional)
+def _register_cond_if(
+    fault: str,
+    clause: str,
+    *,
+    optional: bool = False,
+    applies: Callable[[RecipeContext], bool] | None = None,
+) -> None:
+    _register_fault("COND_IF", cond_if_case, fault, clause, optional=optional, applies=applies)
+
+
+def _condition_has_rank(rc: RecipeContext) -> bool:
+    """Whether the condition is declared with rank 1 and more (the draft; TOSA 1.0
+    allows rank 0, so a rank-0 condition breaks nothing there)."""
+    return rc.rank_range("condition")[0] >= 1
 
 
 _register_cond_if("nesting", NESTING_CLAUSE, optional=True)
@@ -416,7 +371,7 @@ for _branch in ("then", "else"):
     )
 _register_cond_if("cond_size", CONDITION_SIZE_CLAUSE)
 _register_cond_if("cond_type", TYPES_CLAUSE)
-_register_cond_if("cond_rank", INPUTS_CLAUSE)
+_register_cond_if("cond_rank", INPUTS_CLAUSE, applies=_condition_has_rank)
 
 
 # -- WHILE_LOOP ------------------------------------------------------------------------

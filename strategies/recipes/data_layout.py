@@ -280,7 +280,10 @@ def pad_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
 @breaks(
     "PAD",
     clause=ATTRIBUTES_CLAUSE,
-    applies=lambda rc: rc.dtype("in_out_t").is_int,
+    # Where pad_const is an attribute: TOSA 1.0's in_out_t input tensor holds no such value
+    applies=lambda rc: (
+        rc.dtype("in_out_t").is_int and not any(a.name == "pad_const" for a in rc.op_spec.inputs)
+    ),
     # pad_const is an int32 field: an i32 value out of range cannot be written
     packable=lambda rc: rc.dtype("in_out_t").bits < 32,
 )
@@ -327,6 +330,8 @@ def reshape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     lo, hi = rc.rank_range("input1")
     shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
     olo, ohi = rc.rank_range("output")
+    # TOSA 1.0 allows rank 0, which holds one element only.
+    olo = olo if math.prod(shape1) == 1 else min(max(olo, 1), ohi)
     rank = draw(st.integers(olo, ohi), label="output rank")
     # The same element count factored another way: each prime factor goes to a drawn
     # dimension (dimensions left without one are 1).
@@ -348,7 +353,15 @@ def reshape_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSp
     return out
 
 
-breaks("RESHAPE", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
+def _declared_rank_min(rc: RecipeContext, name: str) -> int:
+    r = rc.op_spec.argument(name).rank_range(rc.level)
+    return 0 if r is None else r[0]
+
+
+# Where input1 is declared with rank >= 1 (the draft; TOSA 1.0 allows rank 0).
+breaks("RESHAPE", clause=INPUTS_CLAUSE, applies=lambda rc: _declared_rank_min(rc, "input1") >= 1)(
+    scalar_breaker("input1", INPUTS_CLAUSE)
+)
 
 
 @breaks("RESHAPE", clause=SIZE_CLAUSE)
@@ -366,10 +379,11 @@ def reshape_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
 @recipe("REVERSE")
 def reverse(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    lo, hi = rc.rank_range("input")
+    name = rc.op_spec.inputs[0].name  # 'input' in the draft, 'input1' in TOSA 1.0
+    lo, hi = rc.rank_range(name)
     shape = draw(shapes(lo, hi, rc.budget, label="shape"))
     axis = draw(st.integers(0, len(shape) - 1), label="axis")
-    inputs = [rc.tensor(draw, "input", dt, shape)]
+    inputs = [rc.tensor(draw, name, dt, shape)]
     return rc.spec_of(inputs, [TensorDraw("output", shape, dt)], attributes={"axis": axis})
 
 
@@ -380,7 +394,10 @@ def reverse_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     return out
 
 
-breaks("REVERSE", clause=INPUTS_CLAUSE)(scalar_breaker("input", INPUTS_CLAUSE))
+@breaks("REVERSE", clause=INPUTS_CLAUSE)
+def scalar_input(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The input made rank 0 (it is declared with rank >= 1), whatever its name."""
+    return scalar_breaker(spec.inputs[0].name, INPUTS_CLAUSE)(draw, rc, spec)
 
 
 # -- SLICE --------------------------------------------------------------------------

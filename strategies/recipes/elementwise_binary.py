@@ -5,6 +5,7 @@ comparison and SELECT share; the helpers at the top build operand values that me
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -15,10 +16,11 @@ from conformance import dtypes
 from conformance.dtypes import DType
 from reference.arguments import INPUTS_CLAUSE
 from reference.ops.elementwise_binary import BROADCAST
+from reference.pseudocode_revisions import draft_pseudocode
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken, register_broadcast_breakers
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.common import drawn_bool, elementwise, project, share_values
+from strategies.recipes.common import aimed, drawn_bool, elementwise, project, share_values
 from strategies.shapes import shapes
 from strategies.tie_values import (
     add_partner,
@@ -69,6 +71,50 @@ def rebuild(
     with np.errstate(all="ignore"):
         wide = np.broadcast_to(a.values.astype(kind), out_shape)
         b.values = np.asarray(project(make(rng, wide), b.shape)).astype(b.dtype.storage)
+
+
+# -- nan_mode ----------------------------------------------------------------------
+
+
+def nan_mode_attribute(draw: st.DrawFn, rc: RecipeContext) -> dict[str, str]:
+    """``{"nan_mode": value}`` where the operator declares the attribute (TOSA 1.0 on;
+    nothing, and nothing drawn, elsewhere): the value an "attr:nan_mode=..." job aims
+    at, else one of the enumeration's values (those a capability manifest allows)."""
+    arg = next((a for a in rc.op_spec.attributes if a.name == "nan_mode"), None)
+    if arg is None:
+        return {}
+    names = list(rc.spec.enums[arg.element_type].names())
+    allowed = rc.allowed("nan_mode")
+    if allowed:
+        names = [n for n in names if n in allowed] or names
+    value = aimed(rc, "nan_mode")
+    if value not in names:
+        value = draw(st.sampled_from(names), label="nan_mode")
+    return {"nan_mode": value}
+
+
+def place_nans(draw: st.DrawFn, spec: CaseSpec, names: tuple[str, ...]) -> None:
+    """NaN in some operands at a few output positions, so that PROPAGATE (NaN) and
+    IGNORE (the other operand) differ there; at some positions in every operand at
+    once, where IGNORE gives NaN too.  Each operand gets the NaN at the element the
+    output position reads (the first along its broadcast axes)."""
+    out_shape = spec.outputs[0].shape
+    size = math.prod(out_shape)
+    if not size:
+        return
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="NaN positions"))
+    count = int(rng.integers(1, min(4, size) + 1))
+    tensors = [spec.tensor(n) for n in names]
+    for flat in rng.choice(size, size=count, replace=False):
+        where = np.unravel_index(int(flat), out_shape)
+        # One operand, or (a draw in three) all of them.
+        chosen = tensors if rng.random() < 1 / 3 else [tensors[int(rng.integers(len(tensors)))]]
+        for t in chosen:
+            assert t.values is not None
+            index = tuple(0 if d == 1 else i for i, d in zip(where, t.shape, strict=True))
+            values = np.array(t.values)  # writable
+            values[index] = np.nan
+            t.values = values
 
 
 # -- recipes ------------------------------------------------------------------------
@@ -147,9 +193,14 @@ def arithmetic_right_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 
 @recipe("LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT")
 def logical_shift(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
-    # REQUIRE(0 <= value2 <= 31) for every type, i8 and i16 included.
-    spec = elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=31)})
     bits = rc.dtype("in_out_t").bits
+    if not draft_pseudocode(rc.spec.revision):
+        # TOSA 1.0: REQUIRE(0 <= value2 <= bits - 1), the operand type's own range.
+        spec = elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=bits - 1)})
+        place_ends(draw, spec.inputs[1], sorted({0, 1, bits - 2, bits - 1}), "shift")
+        return spec
+    # The draft: REQUIRE(0 <= value2 <= 31) for every type, i8 and i16 included.
+    spec = elementwise(draw, rc, ranges={"input2": ValueRange(low=0, high=31)})
     place_ends(draw, spec.inputs[1], sorted({0, 1, bits - 1, bits, 30, 31} - {32}), "shift")
     return spec
 
@@ -164,10 +215,14 @@ def bitwise_logical(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 @recipe("MAXIMUM", "MINIMUM")
 def maximum_minimum(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    attrs = nan_mode_attribute(draw, rc)
     r = float_regime(draw, dt, rc=rc) if dt.is_float else None
-    spec = elementwise(draw, rc, ranges={"input1": r, "input2": r} if r else {})
+    ranges = {"input1": r, "input2": r} if r else {}
+    spec = elementwise(draw, rc, ranges=ranges, attributes=attrs)
     add_specials(draw, spec, ("input1", "input2"), rc)
     share_values(draw, spec, 0, 1)  # ties decide which operand (-0 or +0) is returned
+    if attrs and dt.is_float and (aimed(rc, "nan_mode") or draw(st.booleans(), label="NaNs")):
+        place_nans(draw, spec, ("input1", "input2"))
     return spec
 
 
@@ -262,9 +317,11 @@ def mul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         rebuild(draw, spec, 0, 1, make, full=True)
     elif in_t.is_float:
         add_specials(draw, spec, ("input1", "input2"), rc)
-    # The shift is an input tensor, but a constant one: a backend may fold it.
+    # The shift is an input tensor, but a constant one: a backend may fold it.  Rank 0
+    # in the draft, [1] from TOSA 1.0.
     k = next(i for i, t in enumerate(spec.inputs) if t.name == "shift")
-    spec.inputs[k] = replace(spec.inputs[k], values=np.array(shift, np.int8), const=True)
+    held = np.full(spec.inputs[k].shape, shift, np.int8)
+    spec.inputs[k] = replace(spec.inputs[k], values=held, const=True)
     return spec
 
 
@@ -291,7 +348,30 @@ def pow_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         assert y.values is not None
         y.values = np.round(y.values.astype(np.float64)).astype(y.values.dtype)
     add_specials(draw, spec, ("input1", "input2"), rc)
+    if not draft_pseudocode(rc.spec.revision):
+        _pow_domain(spec)
     return spec
+
+
+def _pow_domain(spec: CaseSpec) -> None:
+    """Operands that keep TOSA 1.0's REQUIREs: a base >= 0 (negative bases and -0
+    lose their sign), both finite and not NaN (a base becomes 2, an exponent 0.5),
+    and a zero base only against positive exponents (elsewhere it becomes 1)."""
+    x, y = spec.inputs[0], spec.inputs[1]
+    assert x.values is not None and y.values is not None
+    with np.errstate(invalid="ignore"):
+        xv = np.abs(x.values.astype(np.float64))
+        xv = np.where(np.isfinite(xv), xv, 2.0)
+        yv = y.values.astype(np.float64)
+        yv = np.where(np.isfinite(yv), yv, 0.5)
+    out_shape = spec.outputs[0].shape
+    bad = (np.broadcast_to(xv, out_shape) == 0) & (np.broadcast_to(yv, out_shape) <= 0)
+    if bad.any():
+        axes = tuple(i for i, d in enumerate(x.shape) if d != out_shape[i])
+        bad_x = bad.any(axis=axes, keepdims=True) if axes else bad
+        xv = np.where(bad_x, 1.0, xv)
+    x.values = xv.astype(x.dtype.storage)
+    y.values = yv.astype(y.dtype.storage)
 
 
 def _table_i16(draw: st.DrawFn, size: int, *, sloped: bool = False) -> np.ndarray:
@@ -328,7 +408,7 @@ def table(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     size = int(rc.mode.bindings["TABLE_SIZE"])  # REQUIRE(length(table) == TABLE_SIZE)
     lo, hi = rc.rank_range("output")
     shape = draw(shapes(lo, hi, rc.budget, label="shape"))
-    x = rc.tensor(draw, "input", in_t, shape)
+    x = rc.tensor(draw, rc.op_spec.inputs[0].name, in_t, shape)  # input / input1
     if table_t is dtypes.I8:
         values = rc.values(draw, table_t, (size,), label="table")
     else:
@@ -373,8 +453,9 @@ register_broadcast_breakers(
 
 @breaks("MUL", clause=INPUTS_CLAUSE)
 def mul_shift_not_scalar(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A shift of rank 1: the argument declares rank 0 (the pseudocode's own
-    ERROR_IF(rank(shift) != 0) never gets there, the argument check comes first)."""
+    """A shift of one rank more: the argument declares rank 0 in the draft (the
+    pseudocode's own ERROR_IF(rank(shift) != 0) never gets there, the argument check
+    comes first), rank 1 ([1]) from TOSA 1.0."""
     out = broken(spec, INPUTS_CLAUSE)
     out.reshape_tensor("shift", (1, *out.tensor("shift").shape))  # the same values
     return out

@@ -85,6 +85,9 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     if dt.is_float:
         spec = float_unary(draw, rc, dt)
+        # Zero points are drawn as attributes whichever way the revision declares
+        # them (CaseSpec.in_revision); not as the tensors elementwise drew for TOSA 1.0.
+        spec.inputs = [t for t in spec.inputs if t.name not in ("input1_zp", "output_zp")]
         spec.attributes = {"input1_zp": 0.0, "output_zp": 0.0}
         return spec
     if dt.name == "i8":
@@ -99,11 +102,21 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return _unary(draw, rc, r, input1_zp=0, output_zp=0)
 
 
-def _zp_breaker(attr: str) -> None:
-    clause = f"in_out_t != i8_t && {attr} != 0"
+def _zp_breaker(attr: str, as_input: bool) -> None:
+    """The breaker of one zero point's ERROR_IF, for the revisions that declare it an
+    attribute (the draft) or an input (TOSA 1.0 on), which spell the clause apart."""
+    clause = (
+        f"!is_same<in_out_t,i8_t>() && {attr} != 0"
+        if as_input
+        else f"in_out_t != i8_t && {attr} != 0"
+    )
 
-    # i8 takes zero points: nothing to break there, so the breaker does not apply.
-    @breaks("NEGATE", clause=clause, applies=lambda rc: rc.dtype("in_out_t").name != "i8")
+    def applies(rc: RecipeContext) -> bool:
+        # i8 takes zero points: nothing to break there, so the breaker does not apply.
+        declared = any(a.name == attr for a in rc.op_spec.inputs) == as_input
+        return declared and rc.dtype("in_out_t").name != "i8"
+
+    @breaks("NEGATE", clause=clause, applies=applies)
     def nonzero_zp(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         """A zero point on a type other than i8 (the other zero point stays 0)."""
         dt = rc.dtype("in_out_t")
@@ -117,5 +130,7 @@ def _zp_breaker(attr: str) -> None:
         return out
 
 
-_zp_breaker("input1_zp")
-_zp_breaker("output_zp")
+_zp_breaker("input1_zp", as_input=False)
+_zp_breaker("output_zp", as_input=False)
+_zp_breaker("input1_zp", as_input=True)
+_zp_breaker("output_zp", as_input=True)

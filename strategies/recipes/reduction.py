@@ -29,6 +29,7 @@ from reference.ops.reduction import AXIS_CLAUSE, REDUCED_AXIS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import bad_axis, breaks, broken, other_rank, scalar_breaker
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.common import aimed
 from strategies.recipes.data_sets import (
     data_set,
     dot_aim,
@@ -36,6 +37,7 @@ from strategies.recipes.data_sets import (
     place_specials,
     sizes_with_product,
 )
+from strategies.recipes.elementwise_binary import nan_mode_attribute
 from strategies.shapes import shapes
 from strategies.values import ValueRange, special_values
 
@@ -190,9 +192,29 @@ def _long_axis_values(
     return arr
 
 
+def _nan_rows(draw: st.DrawFn, values: np.ndarray, axis: int) -> np.ndarray:
+    """NaN along a few of the reduced rows, so that nan_mode decides their result: a
+    single NaN (PROPAGATE gives NaN, IGNORE the extreme of the rest) at a drawn place
+    in some rows, and every element NaN in one row (NaN either way) in some cases."""
+    if not values.size:
+        return values
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="input: NaN rows"))
+    rows = np.moveaxis(np.array(values), axis, -1).copy()
+    flat = rows.reshape(-1, rows.shape[-1])  # a view of the copy: one row per output
+    n, length = flat.shape
+    for r in rng.choice(n, size=int(rng.integers(1, min(3, n) + 1)), replace=False):
+        flat[r, int(rng.integers(length))] = np.nan
+    if draw(st.booleans(), label="input: a row of NaNs"):
+        flat[int(rng.integers(n))] = np.nan
+    return np.moveaxis(rows, -1, axis)
+
+
 @recipe(*REDUCTIONS)
 def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
+    attributes: dict[str, object] = {}
+    if rc.name in ("REDUCE_MAX", "REDUCE_MIN"):
+        attributes |= nan_mode_attribute(draw, rc)  # TOSA 1.0 on
     long_axis = (
         rc.target == "long-axis"
         and not (rc.name == "REDUCE_SUM" and dt.is_float)
@@ -224,10 +246,13 @@ def reduction(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         values, data_set = _sum_values(draw, rc, dt, shape1, axis)
     else:  # MAX and MIN: every value, NaN and both zeros included, is valid
         values = rc.values(draw, dt, shape1, label="input")
+        nans = attributes and dt.is_float
+        if nans and (aimed(rc, "nan_mode") or draw(st.booleans(), label="input: NaN rows")):
+            values = _nan_rows(draw, values, axis)
     return rc.spec_of(
         [TensorDraw("input", shape1, dt, values)],
         [TensorDraw("output", out_shape, dt)],
-        attributes={"axis": axis},
+        attributes={"axis": axis, **attributes},
         data_set=data_set,
     )
 

@@ -1,10 +1,11 @@
 """Recipes and breakers for GATHER and SCATTER.
 
-The index tensor is typed size_t as tosa.xml declares it (held as int64, dtype
-SHAPE).  Its values are where validity is decided: every index must lie in [0, K)
-(a REQUIRE), and SCATTER may write each position of a batch at most once (a REQUIRE
-too), so each SCATTER batch takes W distinct positions.  Both REQUIREs make a graph
-unpredictable rather than in error, so they have no breakers; the ERROR_IFs are the
+The index tensor is typed as tosa.xml declares it: size_t in the draft (held as
+int64, dtype SHAPE), index_t in TOSA 1.0 (each mode binds it, to i32_t).  Its values
+are where validity is decided: every index must lie in [0, K) (a REQUIRE), and
+SCATTER may write each position of a batch at most once (a REQUIRE too), so each
+SCATTER batch takes W distinct positions.  Both REQUIREs make a graph unpredictable
+rather than in error, so they have no breakers; the ERROR_IFs are the
 argument shapes ([N,K,C], [N,W], [N,W,C] must agree).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance import dtypes
 from reference.arguments import INPUTS_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
@@ -21,8 +21,10 @@ from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import shapes
 
 
-def _indices_tensor(values: np.ndarray) -> TensorDraw:
-    return TensorDraw("indices", values.shape, dtypes.SHAPE, values.astype(np.int64))
+def _indices_tensor(rc: RecipeContext, values: np.ndarray) -> TensorDraw:
+    # The draft types the indices size_t (int64 storage), TOSA 1.0 index_t (i32_t).
+    dt = rc.arg_dtype("indices")
+    return TensorDraw("indices", values.shape, dt, values.astype(dt.storage))
 
 
 def _rng(draw: st.DrawFn) -> np.random.Generator:
@@ -52,7 +54,7 @@ def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     if _wide(rc):
         indices = _wide_indices(_rng(draw))
-        inputs = [rc.tensor(draw, "values", dt, (1, WIDE_K, 1)), _indices_tensor(indices)]
+        inputs = [rc.tensor(draw, "values", dt, (1, WIDE_K, 1)), _indices_tensor(rc, indices)]
         return rc.spec_of(inputs, [TensorDraw("output", (1, WIDE_W, 1), dt)])
     n, k, c = draw(shapes(3, 3, rc.budget, label="values [N,K,C]"))
     w_max = max(1, min(rc.budget.max_dim, rc.budget.max_elements // (n * c)))
@@ -66,7 +68,7 @@ def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         indices[:, 0] = 0
     if ends in ("last", "both"):
         indices[:, -1] = k - 1
-    inputs = [rc.tensor(draw, "values", dt, (n, k, c)), _indices_tensor(indices)]
+    inputs = [rc.tensor(draw, "values", dt, (n, k, c)), _indices_tensor(rc, indices)]
     return rc.spec_of(inputs, [TensorDraw("output", (n, w, c), dt)])
 
 
@@ -77,7 +79,7 @@ def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         indices = _wide_indices(_rng(draw))
         inputs = [
             rc.tensor(draw, "values_in", dt, (1, WIDE_K, 1)),
-            _indices_tensor(indices),
+            _indices_tensor(rc, indices),
             rc.tensor(draw, "input", dt, (1, WIDE_W, 1)),
         ]
         return rc.spec_of(inputs, [TensorDraw("values_out", (1, WIDE_K, 1), dt)])
@@ -89,7 +91,7 @@ def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     indices = np.stack([rng.permutation(k)[:w] for _ in range(n)])
     inputs = [
         rc.tensor(draw, "values_in", dt, (n, k, c)),
-        _indices_tensor(indices),
+        _indices_tensor(rc, indices),
         rc.tensor(draw, "input", dt, (n, w, c)),
     ]
     return rc.spec_of(inputs, [TensorDraw("values_out", (n, k, c), dt)])

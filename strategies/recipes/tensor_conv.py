@@ -39,12 +39,15 @@ from reference.ops.tensor_conv import (
     STRIDE_CLAUSE,
     TRANSPOSE_OH_CLAUSE,
     TRANSPOSE_OW_CLAUSE,
+    extra_multiplies_allowed,
+    zero_point_is_input,
 )
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.conv_geometry import conv_geometry, kernel_channels_cap
+from strategies.recipes.conv_specials import finite_where_skipped, zero_weight_for_specials
 from strategies.recipes.data_sets import (
     DotAim,
     data_set,
@@ -201,24 +204,8 @@ def _float_values(
     out[weight.name] = place_specials(
         draw, weight.dtype, out[weight.name], weight.name, peak_safe=channels < SPECIAL_CHANNELS
     )
-    _zero_weight_for_specials(out, data, weight)
+    zero_weight_for_specials(out, data.name, weight.name)
     return out
-
-
-def _zero_weight_for_specials(out: dict[str, np.ndarray], data: Operand, weight: Operand) -> None:
-    """Where the weight is [OC, ..., IC] against data [..., IC] (FULLY_CONNECTED,
-    CONV2D, CONV3D): output channel 0 takes every input channel that holds an infinity
-    or NaN through a zero weight, so 0 * inf = NaN is formed; a kernel that skips zero
-    weights (sparsity) returns a number there."""
-    x, w = out[data.name], out[weight.name]
-    if w.ndim < 2 or w.shape[0] < 2 or not x.size or x.shape[-1] != w.shape[-1]:
-        return
-    with np.errstate(invalid="ignore"):
-        special = ~np.isfinite(x.astype(np.float64).reshape(-1, x.shape[-1])).all(axis=0)
-    if special.any():
-        w = w.copy()
-        w[0][..., special] = 0
-        out[weight.name] = w
 
 
 def _values(
@@ -298,6 +285,8 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     if lb is not None:  # absent: the default, false
         attributes["local_bound"] = lb
     values = _values(draw, rc, s, [x, w, bias], ks, acc, data_peak=not lb, channels=oc)
+    if extra_multiplies_allowed(rc.spec.revision):
+        finite_where_skipped(values, rc.name, g.axes, "weight")
     if rc.name == "TRANSPOSE_CONV2D":
         attributes["out_pad"] = tuple(p for a in g.axes for p in (a.pad_before, a.pad_after))
         attributes["stride"] = tuple(a.stride for a in g.axes)
@@ -447,8 +436,8 @@ def _nonzero_zp(draw: st.DrawFn, dt: DType, label: str) -> int | float:
 
 
 def _zp_breaker(name: str, type_var: str, clause: str) -> None:
-    def applies(rc: RecipeContext) -> bool:
-        return rc.dtype(type_var) is not I8
+    def applies(rc: RecipeContext) -> bool:  # 1.0's input zero points: tensor_zero_points
+        return rc.dtype(type_var) is not I8 and not zero_point_is_input(rc.op_spec, name)
 
     # Static ``applies`` rather than a None from the breaker: a breaker that never
     # applies to a mode would make Hypothesis redraw valid cases until it gives up.
@@ -469,7 +458,11 @@ _zp_breaker("weight_zp", "weight_t", "weight_t != i8_t && weight_zp != 0")
 MATMUL_ZP = MATMUL_ZP_CLAUSE
 
 
-@breaks("MATMUL", clause=MATMUL_ZP, applies=lambda rc: rc.dtype("in_t") is not I8)
+def _matmul_zp_attributes(rc: RecipeContext) -> bool:
+    return rc.dtype("in_t") is not I8 and not zero_point_is_input(rc.op_spec, "A_zp")
+
+
+@breaks("MATMUL", clause=MATMUL_ZP, applies=_matmul_zp_attributes)
 def matmul_zero_point(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     out = broken(spec, MATMUL_ZP)
     dt = rc.dtype("in_t")

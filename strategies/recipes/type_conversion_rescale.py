@@ -1,13 +1,13 @@
-"""Recipe and breakers for RESCALE.
+"""Recipe for RESCALE (its breakers: type_conversion_rescale_breakers).
 
 The recipe draws its attributes within the ERROR_IFs (or as an "attr:NAME=VALUE" target
-asks: scale32, double_round, per_channel, input_unsigned, output_unsigned, and the zero
-points as "zero", "nonzero", "min" or "max" where the type allows one), then its
-per-channel multiplier and shift, then bounds each channel's input values so that
-apply_scale_32's value REQUIRE, or apply_scale_16's and apply_add_s's result REQUIREs,
-hold.  Shifts land the results near the output type's range, or fit the whole input
-range between the output's ends around the zero point (outputs spread, none
-saturated), or anywhere in [2, 62], its ends included.
+asks: scale32, double_round or TOSA 1.0's rounding_mode, per_channel, input_unsigned,
+output_unsigned, and the zero points as "zero", "nonzero", "min" or "max" where the
+type allows one), then its per-channel multiplier and shift, then bounds each
+channel's input values so that apply_scale_32's value REQUIRE, or apply_scale_16's and
+apply_add_s's result REQUIREs, hold.  Shifts land the results near the output type's
+range, or fit the whole input range between the output's ends around the zero point
+(outputs spread, none saturated), or anywhere in [2, 62], its ends included.
 
 "ties": each channel's multiplier and shift leave values whose shifted-out bits are
 exactly 10...0 (a multiplier u * 2**a with values w * 2**(s-1-a), w odd; both signs),
@@ -18,19 +18,14 @@ of each channel's elements take those values (strategies.ties decides which are)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
-
 import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import I32_MAX, I32_MIN, DType
 from conformance.errata import MUL_T_BY_SCALE32
-from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.ops import type_conversion as tc
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import aimed, drawn_bool, zero_point
 from strategies.shapes import shapes
@@ -284,12 +279,46 @@ def _tie_room(
     return best if min(best) >= 1 else (0, 0)
 
 
+def _rounding_modes(rc: RecipeContext, scale32: bool) -> list[str]:
+    """The rounding modes a case may draw: SINGLE_ROUND, and those whose extension the
+    job's claim has (the budget's attribute restriction, strategies.claimed_values;
+    none where the job names no claim: chains, fuzzing): INEXACT_ROUND, and
+    DOUBLE_ROUND with scale32 (the ERROR_IF)."""
+    allowed = rc.allowed("rounding_mode") or ("SINGLE_ROUND",)
+    modes = ["SINGLE_ROUND", "INEXACT_ROUND"] + (["DOUBLE_ROUND"] if scale32 else [])
+    return [m for m in modes if m in allowed]
+
+
+def _rounding(draw: st.DrawFn, rc: RecipeContext, in_t: DType) -> tuple[bool, bool, str | None]:
+    """(scale32, double_round, rounding_mode): the draft's double_round flag, or the
+    rounding_mode attribute of a revision that declares one (None where it does not)."""
+    if not tc.declares_rounding_mode(rc.op_spec):
+        scale32 = drawn_bool(draw, rc, "scale32", allowed=in_t is not I48)
+        scale32 = scale32 or (in_t is not I48 and aimed(rc, "double_round") == "true")
+        return scale32, drawn_bool(draw, rc, "double_round", allowed=scale32), None
+    scale32 = drawn_bool(draw, rc, "scale32", allowed=in_t is not I48)
+    scale32 = scale32 or (in_t is not I48 and aimed(rc, "rounding_mode") == "DOUBLE_ROUND")
+    modes = _rounding_modes(rc, scale32) or ["SINGLE_ROUND"]
+    mode = aimed(rc, "rounding_mode")
+    mode = mode if mode in modes else draw(st.sampled_from(modes), label="rounding_mode")
+    return scale32, mode == "DOUBLE_ROUND", mode
+
+
+def zp_as_declared(rc: RecipeContext, name: str, zp: int, dt: DType) -> int:
+    """A zero point as the case carries it: the value itself where it is an attribute;
+    where the revision makes it an input tensor typed in_t/out_t, the value its bits
+    have in that signed type (a uint16 zero point 32768 is stored as -32768, a uint8
+    200 as -56), which the reference reads back unsigned."""
+    if not any(a.name == name for a in rc.op_spec.inputs) or dt.bits >= 64:
+        return zp
+    half = 1 << (dt.bits - 1)
+    return ((zp + half) & ((1 << dt.bits) - 1)) - half
+
+
 @recipe("RESCALE")
 def rescale(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
-    scale32 = drawn_bool(draw, rc, "scale32", allowed=in_t is not I48)
-    scale32 = scale32 or (in_t is not I48 and aimed(rc, "double_round") == "true")
-    double_round = drawn_bool(draw, rc, "double_round", allowed=scale32)
+    scale32, double_round, rounding_mode = _rounding(draw, rc, in_t)
     unsigned = _unsigned_side(draw, rc, in_t, out_t)
     in_uns, out_uns = unsigned == "input", unsigned == "output"
     in_zp = _zero_point(draw, rc, "input_zp", in_t, in_uns)
@@ -345,187 +374,16 @@ def rescale(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         TensorDraw("multiplier", (nc,), mul_t, multiplier, const=True),
         TensorDraw("shift", (nc,), dtypes.I8, shift, const=True),
     ]
-    attributes = {
-        "input_zp": in_zp,
-        "output_zp": out_zp,
+    attributes: dict[str, object] = {
+        "input_zp": zp_as_declared(rc, "input_zp", in_zp, in_t),
+        "output_zp": zp_as_declared(rc, "output_zp", out_zp, out_t),
         "scale32": scale32,
         "double_round": double_round,
         "per_channel": per_channel,
         "input_unsigned": in_uns,
         "output_unsigned": out_uns,
     }
+    if rounding_mode is not None:
+        del attributes["double_round"]
+        attributes = {**attributes, "rounding_mode": rounding_mode}
     return rc.spec_of(inputs, [TensorDraw("output", shape, out_t)], attributes=attributes)
-
-
-# -- RESCALE breakers -------------------------------------------------------------------
-#
-# Most rules concern some type pairs only; a breaker's ``applies`` test lists it for
-# exactly the modes it can break, where it always does.
-
-
-def _types(rc: RecipeContext) -> tuple[DType, DType]:
-    return rc.dtype("in_t"), rc.dtype("out_t")
-
-
-def _when(test: Callable[[DType, DType], bool]) -> Callable[[RecipeContext], bool]:
-    """A breaker's static test on the mode's (in_t, out_t)."""
-    return lambda rc: test(*_types(rc))
-
-
-def _with(spec: CaseSpec, clause: str, **attributes: object) -> CaseSpec:
-    out = broken(spec, clause)
-    out.attributes.update(attributes)
-    return out
-
-
-def _retyped_multiplier(spec: CaseSpec, scale32: bool) -> None:
-    """The multiplier in the type scale32 asks for (values cut to fit i16)."""
-    k = next(i for i, t in enumerate(spec.inputs) if t.name == "multiplier")
-    t = spec.inputs[k]
-    mul_t = dtypes.dtype(MUL_T_BY_SCALE32[scale32])  # erratum rescale-mul_t
-    values = np.clip(np.asarray(t.values, np.int64), 0, mul_t.int_range.max).astype(mul_t.storage)
-    spec.inputs[k] = replace(t, dtype=mul_t, values=values)
-
-
-def _signed_side(spec: CaseSpec, side: str) -> dict[str, object]:
-    """Attributes that make ``side`` ("input"/"output") signed again, its zero point
-    reset where the unsigned one would not fit the signed type."""
-    if not spec.attributes[f"{side}_unsigned"]:
-        return {}
-    return {f"{side}_unsigned": False, f"{side}_zp": 0}
-
-
-def _nonzero_zp(draw: st.DrawFn, dt: DType, label: str) -> int:
-    """A nonzero zero point of ``dt`` that the i32 attribute field can carry."""
-    lo, hi = max(dt.int_range.min, I32_MIN), min(dt.int_range.max, I32_MAX)
-    return draw(st.sampled_from([1, -1, lo, hi]), label=label)
-
-
-def _uint16_bad_zp(draw: st.DrawFn, label: str) -> int:
-    zp = draw(st.one_of(st.sampled_from([1, 32767, 65535]), st.integers(1, 65534)), label=label)
-    return zp + 1 if zp == 32768 else zp
-
-
-@breaks("RESCALE", clause=tc.IN_ZP_CLAUSE, applies=_when(lambda i, o: i is not I8))
-def input_zp_not_zero(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A nonzero input zero point for a signed input other than i8."""
-    attrs = _signed_side(spec, "input") | {"input_zp": _nonzero_zp(draw, _types(rc)[0], "zp")}
-    return _with(spec, tc.IN_ZP_CLAUSE, **attrs)
-
-
-@breaks("RESCALE", clause=tc.OUT_ZP_CLAUSE, applies=_when(lambda i, o: o is not I8))
-def output_zp_not_zero(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A nonzero output zero point for a signed output other than i8."""
-    attrs = _signed_side(spec, "output") | {"output_zp": _nonzero_zp(draw, _types(rc)[1], "zp")}
-    return _with(spec, tc.OUT_ZP_CLAUSE, **attrs)
-
-
-@breaks("RESCALE", clause=tc.IN_ZP16_CLAUSE, applies=_when(lambda i, o: i is I16 and o is not I32))
-def uint16_input_zp(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A uint16 input whose zero point is neither 0 nor 32768 (where an unsigned i16
-    input is otherwise allowed: not into i32)."""
-    attrs = _signed_side(spec, "output") | {"input_unsigned": True}
-    attrs["input_zp"] = _uint16_bad_zp(draw, "input_zp")
-    return _with(spec, tc.IN_ZP16_CLAUSE, **attrs)
-
-
-@breaks("RESCALE", clause=tc.OUT_ZP16_CLAUSE, applies=_when(lambda i, o: o is I16 and i in NARROW))
-def uint16_output_zp(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A uint16 output whose zero point is neither 0 nor 32768 (from an i8 or i16
-    input, the only ones an unsigned output allows)."""
-    attrs = _signed_side(spec, "input") | {"output_unsigned": True}
-    attrs["output_zp"] = _uint16_bad_zp(draw, "output_zp")
-    return _with(spec, tc.OUT_ZP16_CLAUSE, **attrs)
-
-
-@breaks("RESCALE", clause=tc.SCALE32_I48_CLAUSE, applies=_when(lambda i, o: i is I48))
-def scale32_with_i48(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """scale32 on an i48 input, the multiplier in i32 as scale32 asks."""
-    out = _with(spec, tc.SCALE32_I48_CLAUSE, scale32=True)
-    _retyped_multiplier(out, True)
-    return out
-
-
-@breaks("RESCALE", clause=tc.DOUBLE_ROUND_CLAUSE)
-def double_round_without_scale32(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """double_round with a 16-bit multiplier."""
-    out = _with(spec, tc.DOUBLE_ROUND_CLAUSE, scale32=False, double_round=True)
-    _retyped_multiplier(out, False)
-    return out
-
-
-@breaks("RESCALE", clause=tc.BOTH_UNSIGNED_CLAUSE, applies=_when(lambda i, o: {i, o} <= NARROW))
-def both_unsigned(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """Both sides unsigned, between 8- and 16-bit types (each of which may be unsigned
-    alone).  The zero points stay: a signed one fits the unsigned reading too, and the
-    recipe's i16 zero points are 0 or 32768."""
-    return _with(spec, tc.BOTH_UNSIGNED_CLAUSE, input_unsigned=True, output_unsigned=True)
-
-
-@breaks(
-    "RESCALE",
-    clause=tc.OUT_I32_IN_UNSIGNED_CLAUSE,
-    applies=_when(lambda i, o: o is I32 and i in NARROW),
-)
-def unsigned_into_i32(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """An unsigned i8 or i16 input into i32."""
-    return _with(spec, tc.OUT_I32_IN_UNSIGNED_CLAUSE, input_unsigned=True)
-
-
-def _unsigned_out_breaker(src: DType, clause: str) -> None:
-    @breaks("RESCALE", clause=clause, applies=_when(lambda i, o: i is src and o in NARROW))
-    def wide_into_unsigned(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """An i32 or i48 input into an unsigned i8 or i16 output."""
-        return _with(spec, clause, output_unsigned=True)
-
-
-_unsigned_out_breaker(I32, tc.IN_I32_OUT_UNSIGNED_CLAUSE)
-_unsigned_out_breaker(I48, tc.IN_I48_OUT_UNSIGNED_CLAUSE)
-
-
-@breaks("RESCALE", clause=tc.PER_CHANNEL_RANK_CLAUSE)
-def per_channel_rank0(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """per_channel on a rank-0 input (one of its values kept)."""
-    out = _with(spec, tc.PER_CHANNEL_RANK_CLAUSE, per_channel=True)
-    t = out.inputs[0]
-    assert t.values is not None
-    out.inputs[0] = replace(t, shape=(), values=np.asarray(t.values).reshape(-1)[:1].reshape(()))
-    out.outputs[0] = replace(out.outputs[0], shape=())
-    return out
-
-
-@breaks(
-    "RESCALE",
-    clause=tc.MAKE_UNSIGNED_CLAUSE,
-    applies=_when(lambda i, o: (i in NARROW) != (o in NARROW)),
-)
-def unsigned_wide(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """An unsigned i32 or i48 input into i8 or i16, or an unsigned i32 output from i8
-    or i16: rules the ERROR_IFs let through, but only 8- and 16-bit values have an
-    unsigned form.  (i32 and i48 into i32 meet an ERROR_IF first.)"""
-    if _types(rc)[0] in NARROW:
-        return _with(spec, tc.MAKE_UNSIGNED_CLAUSE, output_unsigned=True)
-    return _with(spec, tc.MAKE_UNSIGNED_CLAUSE, input_unsigned=True)
-
-
-@breaks("RESCALE", clause=ATTRIBUTES_CLAUSE, applies=_when(lambda i, o: I8 in (i, o)))
-def zp_beyond_its_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """An i8 zero point its type cannot hold, signed or (for an unsigned side)
-    unsigned.  Only an i8 side may have a nonzero zero point, so only it is tried."""
-    sides = [s for s, dt in zip(("input", "output"), _types(rc), strict=True) if dt is I8]
-    side = draw(st.sampled_from(sides), label="side")
-    hi = 255 if spec.attributes[f"{side}_unsigned"] else 127
-    zp = draw(st.one_of(st.integers(hi + 1, 1000), st.integers(-1000, -129)), label="zp")
-    return _with(spec, ATTRIBUTES_CLAUSE, **{f"{side}_zp": zp})
-
-
-@breaks("RESCALE", clause=INPUTS_CLAUSE)
-def channel_count_wrong(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """multiplier and shift of a length other than NC (the last dimension per channel,
-    else 1)."""
-    out = broken(spec, INPUTS_CLAUSE)
-    nc = out.inputs[1].shape[0]
-    wrong = draw(st.sampled_from([k for k in (nc - 1, nc + 1, nc + 2) if k >= 1]), label="NC")
-    for k in (1, 2):
-        out.reshape_tensor(out.inputs[k].name, (wrong,))
-    return out

@@ -6,12 +6,15 @@ without an initial value), then writes and reads them in a drawn order - writes 
 graph inputs, of values read back and changed by a simple operator, from inside a
 COND_IF branch, or in a WHILE_LOOP body that reads, changes and writes back over
 several iterations - and returns every value read in the main block as a graph
-output.  The variable of the operator's mode (``var_t``) is always declared, written
+output.  The variable of the operator's mode (``var_t``; TOSA 1.0 calls it ``in_t`` or
+``out_t``) is always declared, written
 (or initialised) before it is read, and read last; the others take any ``var_t`` of
 the modes.
 
-Every rule of these operators' pseudocode is a REQUIRE (docs/control_flow.md): a uid
-declared twice, a write or read of another shape or type than the declaration, a read
+Variables are addressed by ``uid`` (draft) or ``name`` (TOSA 1.0), whichever the
+operators declare.  Every rule of these operators' pseudocode is a REQUIRE
+(docs/control_flow.md): a uid or name declared twice, a write or read of another shape
+or type than the declaration, a read
 before any write.  Such graphs are unpredictable, never must-fail, so the only error
 cases are the ERROR_IFs the engine and VARIABLE's attribute checks report: a type no
 mode supports (in VARIABLE's ``type``, in a written tensor, in a read tensor) and a
@@ -29,7 +32,7 @@ from conformance import dtypes
 from conformance.builder import GraphBuilder
 from conformance.dtypes import I32_MAX, I32_MIN, DType
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
-from reference.ops.variable import VAR_TYPES
+from reference.ops.variable import VAR_TYPES, address_attribute, element_type_variable
 from strategies.case import Case
 from strategies.graph_breakers import graph_breaks
 from strategies.recipes import RecipeContext, recipe
@@ -62,9 +65,15 @@ class VariableGraph:
         self.count += 1
         return f"{stem}{self.count}"
 
+    def address(self, var: Var) -> dict[str, object]:
+        """The attribute that addresses ``var``: its uid, or (TOSA 1.0) a name made
+        from it."""
+        key = address_attribute(self.rc.spec.operator("VARIABLE"))
+        return {key: var.uid if key == "uid" else f"var{var.uid}"}
+
     def declare(self, draw: st.DrawFn, var: Var, *, initial: bool, type_name: str = "") -> None:
         attrs: dict[str, object] = {
-            "uid": var.uid,
+            **self.address(var),
             "var_shape": var.sig.shape,
             "type": type_name or VAR_NAME[var.sig.dtype],
         }
@@ -81,12 +90,12 @@ class VariableGraph:
         return name
 
     def write(self, var: Var, tensor: str) -> None:
-        self.main.op("VARIABLE_WRITE", [tensor], [], uid=var.uid)
+        self.main.op("VARIABLE_WRITE", [tensor], [], **self.address(var))
         var.written = True
 
     def read(self, var: Var, dtype: DType | None = None) -> str:
         name = self.main.tensor(self.name("r"), var.sig.shape, dtype or var.sig.dtype)
-        self.main.op("VARIABLE_READ", [], [name], uid=var.uid)
+        self.main.op("VARIABLE_READ", [], [name], **self.address(var))
         self.main.output(name)
         return name
 
@@ -100,9 +109,9 @@ class VariableGraph:
         then, other = self.g.block(f"then{k}"), self.g.block(f"else{k}")
         for b in (then, other):
             b.input("x", var.sig.shape, var.sig.dtype)
-        then.op("VARIABLE_WRITE", ["x"], [], uid=var.uid)
+        then.op("VARIABLE_WRITE", ["x"], [], **self.address(var))
         block_op(draw, other, "x", "y", var.sig, f"else{k}")
-        other.op("VARIABLE_WRITE", ["y"], [], uid=var.uid)
+        other.op("VARIABLE_WRITE", ["y"], [], **self.address(var))
         self.main.op("COND_IF", [cond, x], [], then_graph=then.name, else_graph=other.name)
         var.written = True
 
@@ -133,12 +142,12 @@ class VariableGraph:
         body.op("ADD", ["i", "one"], ["next"])
         body.tensor("v", shape, dt)
         body.tensor("w", shape, dt)
-        body.op("VARIABLE_READ", [], ["v"], uid=var.uid)
+        body.op("VARIABLE_READ", [], ["v"], **self.address(var))
         if dt.is_float:
             body.op("ADD", ["v", "step"], ["w"])
         else:
             body.op("LOGICAL_NOT" if dt is dtypes.BOOL else "BITWISE_NOT", ["v"], ["w"])
-        body.op("VARIABLE_WRITE", ["w"], [], uid=var.uid)
+        body.op("VARIABLE_WRITE", ["w"], [], **self.address(var))
         body.output("next")
         start = self.main.tensor(self.name("i"), (1,), dtypes.I32, data=np.zeros(1, np.int32))
         end = self.main.tensor(self.name("i"), (1,), dtypes.I32)
@@ -157,8 +166,8 @@ def _rank_range(rc: RecipeContext) -> tuple[int, int]:
 
 
 def _draw_vars(draw: st.DrawFn, rc: RecipeContext) -> list[Var]:
-    var_t = rc.dtype("var_t")
-    types = [m.dtype("var_t") for m in rc.op_spec.modes]
+    var_t = rc.dtype(element_type_variable(rc.op_spec))
+    types = [m.dtype(element_type_variable(rc.op_spec)) for m in rc.op_spec.modes]
     n = draw(st.integers(1, 3), label="variables")
     any_uid = st.integers(I32_MIN, I32_MAX)
     uids = draw(st.lists(any_uid, min_size=n, max_size=n, unique=True), label="uids")
@@ -179,7 +188,7 @@ def _bad_variable(draw: st.DrawFn, rc: RecipeContext, taken: list[int], fault: s
     if fault == "var_type":
         others = sorted(n for n, dt in VAR_TYPES.items() if dt not in _mode_types(rc))
         return Var(uid, Sig(shape, VAR_TYPES[draw(st.sampled_from(others), label="type")]))
-    return Var(uid, Sig(shape, rc.dtype("var_t")))
+    return Var(uid, Sig(shape, rc.dtype(element_type_variable(rc.op_spec))))
 
 
 def _declare_bad(draw: st.DrawFn, vg: VariableGraph, var: Var, fault: str) -> None:
@@ -187,7 +196,8 @@ def _declare_bad(draw: st.DrawFn, vg: VariableGraph, var: Var, fault: str) -> No
     if fault == "var_shape":
         k = draw(st.integers(0, len(shape) - 1), label="negative dimension")
         shape = tuple(-d if i == k else d for i, d in enumerate(shape))
-    vg.main.op("VARIABLE", [], [], uid=var.uid, var_shape=shape, type=VAR_NAME[var.sig.dtype])
+    attrs = {**vg.address(var), "var_shape": shape, "type": VAR_NAME[var.sig.dtype]}
+    vg.main.op("VARIABLE", [], [], **attrs)
 
 
 def _variable_case(draw: st.DrawFn, rc: RecipeContext, fault: str | None = None) -> Case:
@@ -248,7 +258,7 @@ def _variable_case(draw: st.DrawFn, rc: RecipeContext, fault: str | None = None)
 
 
 def _mode_types(rc: RecipeContext) -> set[DType]:
-    return {m.dtype("var_t") for m in rc.op_spec.modes}
+    return {m.dtype(element_type_variable(rc.op_spec)) for m in rc.op_spec.modes}
 
 
 @recipe(*OPERATORS)

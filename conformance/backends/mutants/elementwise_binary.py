@@ -234,7 +234,7 @@ def binary_operators(spec: Spec) -> tuple[str, ...]:
     return tuple(
         op.name
         for group in ("elementwise-binary", "comparison")
-        for op in spec.groups()[group]
+        for op in spec.groups().get(group, [])
         if {"input1", "input2"} <= {a.name for a in op.inputs}
     )
 
@@ -444,7 +444,7 @@ def elementwise_operators(spec: Spec) -> tuple[str, ...]:
         "activation",
         "type-conversion",
     )
-    return tuple(op.name for group in groups for op in spec.groups()[group])
+    return tuple(op.name for group in groups for op in spec.groups().get(group, []))
 
 
 INDEX_WRAP = 1 << 16  # the modelled kernel's 16-bit element counter

@@ -7,7 +7,7 @@ import numpy as np
 
 from conformance.backends.mutants import Result, mutant, with_attrs
 from reference.context import OpContext
-from reference.ops.variable import variables
+from reference.ops.variable import variable_address, variables
 from reference.registry import OpFunction
 
 
@@ -43,8 +43,8 @@ _INITIAL = "mutant:variable-read-folded-to-initial"
 )
 def _read_folded(original: OpFunction, ctx: OpContext) -> Result:
     result = original(ctx)  # REQUIREs of both operators
-    saved: dict[int, np.ndarray] = ctx.state.setdefault(_INITIAL, {})
-    uid = int(ctx.attr("uid"))
+    saved: dict[int | str, np.ndarray] = ctx.state.setdefault(_INITIAL, {})
+    uid = variable_address(ctx)
     if ctx.name == "VARIABLE":
         initial = ctx.attr("initial_value")
         if initial is not None and uid not in saved:
@@ -72,7 +72,7 @@ _LOOPS = "mutant:variable-read-hoisted-out-of-loop"
     "last VARIABLE_WRITE left it (also one in an earlier iteration)",
 )
 def _read_hoisted(original: OpFunction, ctx: OpContext) -> Result:
-    stack: list[dict[int, np.ndarray]] = ctx.state.setdefault(_LOOPS, [])
+    stack: list[dict[int | str, np.ndarray]] = ctx.state.setdefault(_LOOPS, [])
     if ctx.name == "WHILE_LOOP":
         entry = {uid: v.data.copy() for uid, v in variables(ctx).items() if v.is_written}
         stack.append(entry)
@@ -81,7 +81,7 @@ def _read_hoisted(original: OpFunction, ctx: OpContext) -> Result:
         finally:
             stack.pop()
     result = original(ctx)  # its REQUIREs
-    uid = int(ctx.attr("uid"))
+    uid = variable_address(ctx)
     if not stack or uid not in stack[-1]:
         return result  # outside a loop, or no value before it: nothing to hoist
     return {"output1": stack[-1][uid].copy()}
