@@ -21,7 +21,7 @@ from conformance import dtypes
 from conformance.backends.arm.conflicts import find_conflict
 from conformance.backends.arm.elements import crosses_binding
 from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.native import is_native, native
+from conformance.backends.arm.native import is_native, native, why_not_run
 from conformance.backends.arm.run import (
     ModelRun,
     find_executable,
@@ -93,7 +93,7 @@ class ArmBackend:
 
     def unsupported(self, vector: LoadedVector) -> str | None:
         own = is_native(vector.graph)
-        reason = None if own else why_untranslatable(vector.graph)
+        reason = why_not_run(vector.graph) if own else why_untranslatable(vector.graph)
         if reason:
             return reason
         cli = self._uses_cli(vector)

@@ -15,12 +15,23 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from conformance.backends.arm.emitter import Untranslatable
+from conformance.backends.arm.revisions import SKIPPED_OPERATORS
 from conformance.backends.arm.translate import ArmGraph
 from conformance.dtypes import DType
 from conformance.graph import Graph
 from vectors.flatbuffer import FlatbufferError, format_for, serialize
 
-__all__ = ["is_native", "native"]
+__all__ = ["is_native", "native", "why_not_run"]
+
+
+def why_not_run(graph: Graph) -> str | None:
+    """What the model cannot run in any revision (its operator factory has no VARIABLE):
+    the skip reason, else None."""
+    for block in graph.blocks():
+        for op in block.operators:
+            if op.op in SKIPPED_OPERATORS:
+                return SKIPPED_OPERATORS[op.op]
+    return None
 
 
 def is_native(graph: Graph) -> bool:
