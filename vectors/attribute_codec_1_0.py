@@ -25,29 +25,11 @@ from vectors import layout_1_0 as L
 from vectors.errors import DecodeError, EncodeError
 from vectors.fbbuild import Builder, Value
 from vectors.fbreader import Table as ReadTable
-from vectors.fbs_schema import SCALAR_SIZES, Field
+from vectors.fbs_schema import SCALAR_FORMATS, SCALAR_SIZES, Field
 
 ElementType = Callable[[], DType]  # element type of the operator's first input, on demand
 
-_READ_FORMATS: dict[str, str] = {
-    "bool": "<B",
-    "byte": "<b",
-    "ubyte": "<B",
-    "int8": "<b",
-    "uint8": "<B",
-    "short": "<h",
-    "ushort": "<H",
-    "int16": "<h",
-    "uint16": "<H",
-    "int": "<i",
-    "uint": "<I",
-    "int32": "<i",
-    "uint32": "<I",
-    "long": "<q",
-    "ulong": "<Q",
-    "int64": "<q",
-    "uint64": "<Q",
-}
+_READ_FORMATS = SCALAR_FORMATS
 
 
 def read_scalar(table: ReadTable, f: Field) -> int:

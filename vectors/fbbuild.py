@@ -25,35 +25,13 @@ import struct
 from collections.abc import Mapping, Sequence
 
 from vectors.errors import EncodeError
-from vectors.fbs_schema import SCALAR_SIZES, Field, Table
+from vectors.fbs_schema import SCALAR_FORMATS, SCALAR_SIZES, Field, Table
 
 __all__ = ["MAX_SIZE", "Builder"]
 
 MAX_SIZE = (1 << 31) - 1  # flatbuffers offsets are 32-bit; 2 GiB is the format's limit
 
-_FORMATS: dict[str, str] = {
-    "bool": "<B",
-    "byte": "<b",
-    "ubyte": "<B",
-    "int8": "<b",
-    "uint8": "<B",
-    "short": "<h",
-    "ushort": "<H",
-    "int16": "<h",
-    "uint16": "<H",
-    "int": "<i",
-    "uint": "<I",
-    "int32": "<i",
-    "uint32": "<I",
-    "float": "<f",
-    "float32": "<f",
-    "long": "<q",
-    "ulong": "<Q",
-    "int64": "<q",
-    "uint64": "<Q",
-    "double": "<d",
-    "float64": "<d",
-}
+_FORMATS = SCALAR_FORMATS
 
 Value = int | bool | float
 

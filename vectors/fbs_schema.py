@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,29 +44,31 @@ class SchemaError(ValueError):
 
 
 # Scalar type names of the IDL (with their aliases) -> size in bytes.
-SCALAR_SIZES: dict[str, int] = {
-    "bool": 1,
-    "byte": 1,
-    "ubyte": 1,
-    "int8": 1,
-    "uint8": 1,
-    "short": 2,
-    "ushort": 2,
-    "int16": 2,
-    "uint16": 2,
-    "int": 4,
-    "uint": 4,
-    "int32": 4,
-    "uint32": 4,
-    "float": 4,
-    "float32": 4,
-    "long": 8,
-    "ulong": 8,
-    "int64": 8,
-    "uint64": 8,
-    "double": 8,
-    "float64": 8,
+# The schema's scalar types, as little-endian struct formats; their sizes follow.
+SCALAR_FORMATS: dict[str, str] = {
+    "bool": "<B",
+    "byte": "<b",
+    "ubyte": "<B",
+    "int8": "<b",
+    "uint8": "<B",
+    "short": "<h",
+    "ushort": "<H",
+    "int16": "<h",
+    "uint16": "<H",
+    "int": "<i",
+    "uint": "<I",
+    "int32": "<i",
+    "uint32": "<I",
+    "float": "<f",
+    "float32": "<f",
+    "long": "<q",
+    "ulong": "<Q",
+    "int64": "<q",
+    "uint64": "<Q",
+    "double": "<d",
+    "float64": "<d",
 }
+SCALAR_SIZES: dict[str, int] = {k: struct.calcsize(v) for k, v in SCALAR_FORMATS.items()}
 _INTEGER_SCALARS = frozenset(SCALAR_SIZES) - {"bool", "float", "float32", "double", "float64"}
 _UNSIGNED = frozenset({"ubyte", "uint8", "ushort", "uint16", "uint", "uint32", "ulong", "uint64"})
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vectors_helpers import same_value
 
 from conformance import dtypes as D
 from conformance.builder import BlockBuilder, GraphBuilder
@@ -48,25 +49,6 @@ MANY = settings(max_examples=5 * ((_PROFILE and _PROFILE.max_examples) or 100), 
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def same_value(a: object, b: object) -> bool:
-    """Exact equality: arrays bit for bit with dtype and shape, floats incl. NaN and -0."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (
-            isinstance(a, np.ndarray)
-            and isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-        )
-    if isinstance(a, float) or isinstance(b, float):
-        if not (isinstance(a, float) and isinstance(b, float)):
-            return False
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return type(a) is type(b) and a == b
 
 
 def assert_same_graph(a: Graph, b: Graph) -> None:
