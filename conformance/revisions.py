@@ -15,6 +15,7 @@ name the right one. Everything else is read from each revision's ``tosa.xml``.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -84,8 +85,27 @@ TOSA_1_0 = Revision(
 
 REVISIONS: dict[str, Revision] = {r.name: r for r in (TOSA_1_0, DRAFT_2024)}
 
-# The revision a process uses when neither --tosa nor --spec says otherwise.
-DEFAULT_REVISION = DRAFT_2024.name
+# The revision a process uses when neither --tosa nor --spec (nor a pack) says
+# otherwise: TOSA 1.0, what backends implement today.
+DEFAULT_REVISION = TOSA_1_0.name
+# Names another default for a whole environment (a CI job pinned to the draft); read by
+# default_revision() each time, so a test session can set it before any spec loads.
+DEFAULT_ENV = "TOSA_CONFORMANCE_REVISION"
+
+
+def default_revision() -> str:
+    """The process's default revision: $TOSA_CONFORMANCE_REVISION, else DEFAULT_REVISION.
+    An unknown name in the variable is refused like --tosa's, naming the variable."""
+    name = os.environ.get(DEFAULT_ENV, "").strip()
+    if not name:
+        return DEFAULT_REVISION
+    try:
+        return revision(name).name
+    except RevisionError:
+        known = ", ".join(REVISIONS)
+        raise RevisionError(
+            f"${DEFAULT_ENV}={name!r}: unknown TOSA revision; known: {known}"
+        ) from None
 
 # Names that one revision uses for what the other calls something else: a claim that
 # uses one on the wrong revision is refused with the right name.

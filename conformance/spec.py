@@ -304,7 +304,7 @@ def spec_in_use(spec: Spec) -> Iterator[Spec]:
 
 def active_spec() -> Spec:
     if _active is None:
-        return use_spec(load_revision(revisions.DEFAULT_REVISION))
+        return use_spec(load_revision(revisions.default_revision()))
     return _active
 
 
@@ -480,7 +480,7 @@ def _schema_for(root: etree._Element, beside: Path) -> Path:
         with contextlib.suppress(TypeError, ValueError):
             version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
     fam = revisions.family(revisions.identify("", version, names))
-    return (fam or revisions.revision(revisions.DEFAULT_REVISION)).xsd_path
+    return (fam or revisions.revision(revisions.default_revision())).xsd_path
 
 
 def _load(path: Path, xsd: Path | None) -> Spec:

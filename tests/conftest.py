@@ -1,4 +1,9 @@
-"""Shared test settings: Hypothesis profiles.
+"""Shared test settings: Hypothesis profiles, and the spec revision.
+
+The tests were written for the 2024 draft, which stays fully supported: they run with
+it as the default revision (``$TOSA_CONFORMANCE_REVISION``, inherited by the commands
+they start). The tests of TOSA 1.0 name their revision, and ``tests/core/
+test_revisions.py`` checks the real default with the variable unset.
 
 ``ci`` (used when CI is set, and by default) is derandomized with a bounded number of
 examples so that a run is repeatable; ``dev`` explores more.  Choose with
@@ -8,6 +13,9 @@ examples so that a run is repeatable; ``dev`` explores more.  Choose with
 import os
 
 from hypothesis import HealthCheck, settings
+
+# Before any test module loads a spec (several do at import).
+os.environ.setdefault("TOSA_CONFORMANCE_REVISION", "2024-04-draft")
 
 settings.register_profile(
     "ci",

@@ -10,6 +10,7 @@ import numpy as np
 
 from conformance.builder import single_operator_graph
 from conformance.dtypes import dtype
+from conformance.spec import Spec
 from reference.engine import evaluate
 from reference.outcome import Outcome
 
@@ -69,6 +70,31 @@ def run(
         strict=False,  # the ERROR_IF tests build graphs the builder would refuse
     )
     return evaluate(graph, {name: v for name, v, _ in inputs})
+
+
+def run_with_constants(
+    op: str,
+    inputs: Sequence[tuple[str, Any, str]],
+    out_shape: Sequence[int],
+    out_dt: str,
+    *,
+    constants: Sequence[tuple[str, Any, str]] = (),
+    spec: Spec | None = None,
+    **attrs: Any,
+) -> Outcome:
+    """One operator of ``spec``: ``inputs`` are graph inputs, ``constants`` constant
+    tensors (a revision's parameter inputs: zero points, MUL's shift), each (name, value,
+    type), in argument order; output ``y``."""
+    graph = single_operator_graph(
+        op,
+        [(name, np.shape(v), dt) for name, v, dt in [*inputs, *constants]],
+        [("y", tuple(out_shape), out_dt)],
+        attrs,
+        constants={name: np.asarray(v) for name, v, _ in constants},
+        spec=spec,
+        strict=False,  # the ERROR_IF tests build graphs the builder would refuse
+    )
+    return evaluate(graph, {name: np.asarray(v) for name, v, _ in inputs}, spec=spec)
 
 
 def conv2d(

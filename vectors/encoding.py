@@ -25,8 +25,8 @@ from conformance.dtypes import DType
 from vectors.errors import DecodeError, EncodeError
 from vectors.layout import DTYPE_NAMES, DTYPE_VALUES
 
-# IR element type -> schema DType enum name.
-_SCHEMA_NAME: dict[str, str] = {
+# IR element type -> schema DType enum name (the same names in both revisions' schemas).
+SCHEMA_NAMES: dict[str, str] = {
     dtypes.BOOL.name: "BOOL",
     dtypes.I4.name: "INT4",
     dtypes.I8.name: "INT8",
@@ -41,7 +41,7 @@ _SCHEMA_NAME: dict[str, str] = {
     dtypes.SHAPE.name: "SHAPE",
 }
 _FROM_SCHEMA: dict[int, DType] = {
-    DTYPE_VALUES[schema]: dtypes.BY_NAME[ir] for ir, schema in _SCHEMA_NAME.items()
+    DTYPE_VALUES[schema]: dtypes.BY_NAME[ir] for ir, schema in SCHEMA_NAMES.items()
 }
 
 # Range the packed encodings can carry; wider than DType.min/max for i4 because -8 has a
@@ -54,7 +54,7 @@ _PACKED_RANGE: dict[str, tuple[int, int]] = {
 
 def schema_dtype(dtype: DType) -> int:
     """The schema ``DType`` enum value of an IR element type."""
-    return DTYPE_VALUES[_SCHEMA_NAME[dtype.name]]
+    return DTYPE_VALUES[SCHEMA_NAMES[dtype.name]]
 
 
 def ir_dtype(value: int) -> DType:

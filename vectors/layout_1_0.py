@@ -24,7 +24,7 @@ from enum import Enum as PyEnum
 
 from conformance import dtypes, revisions
 from conformance.dtypes import DType
-from vectors import fbs_schema
+from vectors import encoding, fbs_schema
 from vectors.fbs_schema import Field, Table
 
 REVISION = "1.0"
@@ -49,17 +49,7 @@ COMPATIBILITY = SCHEMA.table("SerializationCompatibility")
 
 # IR element type -> DType name.  ``shape`` values are TosaShape entries, not tensors.
 DTYPE_NAMES: dict[str, str] = {
-    dtypes.BOOL.name: "BOOL",
-    dtypes.I4.name: "INT4",
-    dtypes.I8.name: "INT8",
-    dtypes.I16.name: "INT16",
-    dtypes.I32.name: "INT32",
-    dtypes.I48.name: "INT48",
-    dtypes.FP8E4M3.name: "FP8E4M3",
-    dtypes.FP8E5M2.name: "FP8E5M2",
-    dtypes.FP16.name: "FP16",
-    dtypes.BF16.name: "BF16",
-    dtypes.FP32.name: "FP32",
+    ir: name for ir, name in encoding.SCHEMA_NAMES.items() if ir != dtypes.SHAPE.name
 }
 IR_DTYPES: dict[int, DType] = {
     DTYPE.values[schema]: dtypes.BY_NAME[ir] for ir, schema in DTYPE_NAMES.items()

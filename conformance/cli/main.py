@@ -89,7 +89,7 @@ def select_spec(args: argparse.Namespace) -> Spec:
             f"{args.pack} is a TOSA {pack} pack, judged by that revision's rules; "
             f"drop --tosa {args.tosa}, or generate a pack with --tosa {args.tosa}"
         )
-    return load_revision(pack or args.tosa or revisions.DEFAULT_REVISION)
+    return load_revision(pack or args.tosa or revisions.default_revision())
 
 
 def _pack_revision(pack: str | None) -> str | None:
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REVISION",
         help="the TOSA specification revision: "
         + ", ".join(revisions.REVISIONS)
-        + f" (default {revisions.DEFAULT_REVISION})",
+        + f" (default {revisions.DEFAULT_REVISION}, or ${revisions.DEFAULT_ENV})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

@@ -2,7 +2,10 @@
 that record their revision and are judged by it."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +107,28 @@ def test_cli_tosa_and_target(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--tosa", "1.0", "--spec", str(V10.path), "spec", "ops")
     assert code == 2 and "give one of them" in err
     # In-process commands leave the process's spec as it was.
-    assert active_spec() is not V10 or revisions.DEFAULT_REVISION == "1.0"
+    before = active_spec()
+    assert run(capsys, "--tosa", "1.0", "spec", "ops")[0] == 0
+    assert active_spec() is before
+
+
+def test_the_default_revision_is_1_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test session pins the draft ($TOSA_CONFORMANCE_REVISION); a user's default is 1.0.
+    monkeypatch.delenv(revisions.DEFAULT_ENV, raising=False)
+    assert revisions.default_revision() == "1.0"
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli.main", "spec", "profiles"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != revisions.DEFAULT_ENV},
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.splitlines()[2].startswith("PRO-INT")
+    monkeypatch.setenv(revisions.DEFAULT_ENV, "2024-04-draft")
+    assert revisions.default_revision() == "2024-04-draft"
+    monkeypatch.setenv(revisions.DEFAULT_ENV, "0.9")
+    with pytest.raises(revisions.RevisionError, match=r"\$TOSA_CONFORMANCE_REVISION='0\.9'"):
+        revisions.default_revision()
 
 
 @pytest.mark.skipif(not SHARED_10.is_dir(), reason="../shared/tosa-spec-1.0.2 is not here")

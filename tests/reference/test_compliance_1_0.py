@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conformance.dtypes import BF16, FP16, FP32
+from conformance.revisions import DEFAULT_REVISION
 from conformance.spec import load_revision, spec_in_use
 from reference import compliance as c
 from reference.compliance import revision_rules
@@ -52,7 +53,7 @@ def test_every_revision_has_every_rule_with_its_spec_reference() -> None:
             entry = getattr(rules, name)
             assert isinstance(entry, revision_rules.Entry) and entry.spec.strip(), (rev, name)
     # A spec that is no vendored revision follows the default revision.
-    assert revision_rules.rules_for("custom-9.9.9") is revision_rules.RULES[DRAFT]
+    assert revision_rules.rules_for("custom-9.9.9") is revision_rules.RULES[DEFAULT_REVISION]
     with revision(V1):
         assert revision_rules.current() is revision_rules.RULES[V1]
     with revision(DRAFT):

@@ -9,6 +9,7 @@ it; where a rule is new in 1.0, the draft's behaviour is checked beside it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,11 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_helpers import assert_rule, valid
+from reference_helpers import assert_rule, run_with_constants, valid
 
-from conformance.builder import single_operator_graph
 from conformance.spec import Spec, load_revision
-from reference.engine import evaluate
 from reference.ops.activation import CLAMP_NAN_BOUND_CLAUSE
 from reference.ops.elementwise_binary import (
     POW_BASE_CLAUSE,
@@ -36,29 +35,8 @@ NAN = float("nan")
 INF = float("inf")
 
 
-def run(
-    op: str,
-    inputs: Sequence[tuple[str, Any, str]],
-    out_shape: Sequence[int],
-    out_dt: str,
-    *,
-    constants: Sequence[tuple[str, Any, str]] = (),
-    spec: Spec = SPEC,
-    **attrs: Any,
-) -> Outcome:
-    """One operator: ``inputs`` are graph inputs, ``constants`` constant tensors (MUL's
-    shift, NEGATE's zero points), each (name, value, type), in argument order."""
-    operands = [*inputs, *constants]
-    graph = single_operator_graph(
-        op,
-        [(name, np.shape(v), dt) for name, v, dt in operands],
-        [("y", tuple(out_shape), out_dt)],
-        attrs,
-        constants={name: np.asarray(v) for name, v, _ in constants},
-        spec=spec,
-        strict=False,  # the ERROR_IF tests build graphs the builder would refuse
-    )
-    return evaluate(graph, {name: np.asarray(v) for name, v, _ in inputs}, spec=spec)
+# One operator of 1.0 (or of the draft, spec=DRAFT), parameters as constant inputs.
+run = functools.partial(run_with_constants, spec=SPEC)
 
 
 def same(got: np.ndarray, want: Sequence[float]) -> bool:

@@ -8,6 +8,7 @@ beside it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,13 +16,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_helpers import assert_rule, valid
+from reference_helpers import assert_rule, run_with_constants, valid
 
 from conformance.builder import single_operator_graph
 from conformance.spec import load_revision
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.describe.tensor_pool_fft import _sin_part
-from reference.engine import evaluate
 from reference.ops.tensor_conv import (
     MATMUL_ZP_INPUT_CLAUSE,
     extra_multiplies_allowed,
@@ -36,28 +36,8 @@ NAN = float("nan")
 INF = float("inf")
 
 
-def run(
-    op: str,
-    inputs: Sequence[tuple[str, Any, str]],
-    out_shape: Sequence[int],
-    out_dt: str,
-    *,
-    constants: Sequence[tuple[str, Any, str]] = (),
-    **attrs: Any,
-) -> Outcome:
-    """One 1.0 operator: ``inputs`` are graph inputs, ``constants`` constant tensors
-    (the zero points), each (name, value, type), in argument order."""
-    operands = [*inputs, *constants]
-    graph = single_operator_graph(
-        op,
-        [(name, np.shape(v), dt) for name, v, dt in operands],
-        [("y", tuple(out_shape), out_dt)],
-        attrs,
-        constants={name: np.asarray(v) for name, v, _ in constants},
-        spec=SPEC,
-        strict=False,  # the ERROR_IF tests build graphs the builder would refuse
-    )
-    return evaluate(graph, {name: np.asarray(v) for name, v, _ in inputs}, spec=SPEC)
+# One operator of 1.0 (or of the draft, spec=DRAFT), parameters as constant inputs.
+run = functools.partial(run_with_constants, spec=SPEC)
 
 
 # -- ARGMAX ------------------------------------------------------------------------------
