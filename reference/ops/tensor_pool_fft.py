@@ -299,7 +299,9 @@ def max_pool2d(ctx: OpContext) -> Result:
     else:
         wide = x.astype(np.float64)
         fill = -np.inf
-    ignore = x.dtype.kind == "f" and declares_nan_mode(ctx) and nan_mode_of(ctx) == "IGNORE"
+    # The mode's type decides: bf16 and fp8 arrays (ml_dtypes) are no numpy kind "f".
+    floats = ctx.dtype("in_out_t").is_float
+    ignore = floats and declares_nan_mode(ctx) and nan_mode_of(ctx) == "IGNORE"
     if ignore:
         # apply_max_s(acc, value, IGNORE) keeps the number when one side is NaN and the
         # accumulator starts as NaN: the maximum of the window's numbers (NaN taken as
