@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,31 @@ class PairResult:
         }
 
 
+@dataclass
+class ChainFailure:
+    """A failing chain vector: a finding of its own, never a failure of its last
+    operator's pair. ``alone`` names the chain's operator pairs that also fail on their
+    own vectors (the chain is listed under them); with none, the backend computes every
+    operator right alone and the graph wrong: its graph compilation is at fault."""
+
+    result: VectorResult
+    operators: list[str]
+    alone: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return " > ".join(self.operators)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vector": self.result.vector,
+            "operators": self.operators,
+            "verdict": self.result.verdict,
+            "detail": self.result.detail[:400],
+            "also_fails_alone": self.alone,
+        }
+
+
 def not_met_reason(pair: PairResult) -> str:
     """Why a pair is not met, for people: what the backend declined, else what was
     skipped, else that nothing ran."""
@@ -165,7 +190,16 @@ def check_pack(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = None) 
         )
 
 
-def tally(spec: Spec, claim: Claim, report: RunReport, manifest: Any = None) -> list[PairResult]:
+def tally(
+    spec: Spec,
+    claim: Claim,
+    report: RunReport,
+    manifest: Any = None,
+    chains: Mapping[str, list[str]] | None = None,
+) -> list[PairResult]:
+    """Per required pair, what its vectors did. A failing chain vector (``chains``: its
+    name -> its operators) is left out: :func:`chain_failures` reports it."""
+    chains = chains or {}
     pairs = {
         m.key: PairResult(
             m.operator,
@@ -177,7 +211,7 @@ def tally(spec: Spec, claim: Claim, report: RunReport, manifest: Any = None) -> 
     }
     for r in report.results:
         pair = pairs.get((r.operator, r.mode))
-        if pair is None or r.kind == "level":
+        if pair is None or r.kind == "level" or (r.failed and r.vector in chains):
             continue
         if r.verdict == SKIPPED:
             pair.skipped += 1
@@ -200,6 +234,42 @@ def tally(spec: Spec, claim: Claim, report: RunReport, manifest: Any = None) -> 
             worst = pair.worst_margin
             pair.worst_margin = r.margin if worst is None else max(worst, r.margin)
     return list(pairs.values())
+
+
+CHAIN_STRATEGY = "graph:"  # a chain vector's provenance: "graph:CONV2D>BITWISE_AND>RESHAPE"
+
+
+def chain_vectors(pack_path: Path, results: list[VectorResult]) -> dict[str, list[str]]:
+    """The failing results' vectors that are chains, with their operators in order,
+    from each vector's provenance (only failures are loaded: they are few)."""
+    from vectors.pack import open_pack
+
+    out: dict[str, list[str]] = {}
+    with open_pack(pack_path) as pack:
+        names = set(pack.names)
+        for r in results:
+            if not r.failed or r.vector not in names:
+                continue
+            strategy = pack.load(r.vector).provenance.strategy
+            if strategy.startswith(CHAIN_STRATEGY):
+                ops = strategy.removeprefix(CHAIN_STRATEGY).split(" / ")[0].split(">")
+                out[r.vector] = [o.strip() for o in ops]
+    return out
+
+
+def chain_failures(
+    report: RunReport, chains: Mapping[str, list[str]], pairs: list[PairResult]
+) -> list[ChainFailure]:
+    """The failing chain vectors, each with the pairs of its operators that also fail
+    on their own vectors."""
+    failing = {p.operator: f"{p.operator} [{p.mode}]" for p in pairs if p.status == "failed"}
+    out = []
+    for r in report.results:
+        if r.failed and r.vector in chains:
+            ops = chains[r.vector]
+            alone = sorted({failing[o] for o in ops if o in failing})
+            out.append(ChainFailure(r, ops, alone))
+    return out
 
 
 @dataclass(frozen=True)
@@ -296,6 +366,12 @@ class Certificate:
     # Where the verdicts come from: this run, or results files (their sha256): a
     # certificate from a file says so, since nothing here ran the backend then.
     source: dict[str, Any] | None = None
+    chains: list[ChainFailure] = field(default_factory=list)
+
+    @property
+    def chain_findings(self) -> list[ChainFailure]:
+        """Failing chains whose operators all pass alone: findings of their own."""
+        return [c for c in self.chains if not c.alone]
 
     @property
     def passed(self) -> bool:
@@ -303,6 +379,8 @@ class Certificate:
         statuses = [p.status for p in self.pairs]
         if self.capabilities is not None and statuses.count("not claimed") == len(statuses):
             return False  # a manifest that claims nothing of the claim certifies nothing
+        if self.chain_findings:  # "fails in a chain": the graph, not an operator, is wrong
+            return False
         return all(s in ("met", "not testable", "not claimed") for s in statuses)
 
     @property
@@ -380,7 +458,9 @@ class Certificate:
                 "failed": sum(p.status == "failed" for p in self.pairs),
                 "not_met": sum(p.status == "not met" for p in self.pairs),
                 "not_testable": sum(p.status == "not testable" for p in self.pairs),
+                "chains_failed": len(self.chains),
             },
+            "chain_failures": [c.to_json() for c in self.chains],
         }
         if self.capabilities is not None:  # only then: other certificates keep their shape
             body["capabilities"] = self.subset_json()
@@ -403,12 +483,26 @@ def make_certificate(
     pack: PackCoverage | None = None,
     capabilities: Any = None,
     source: dict[str, Any] | None = None,
+    chains: Mapping[str, list[str]] | None = None,
 ) -> Certificate:
+    """``chains``: the pack's chain vectors among the results (name -> operators)."""
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    pairs = tally(spec, claim, report, capabilities)
+    chains = chains or {}
+    pairs = tally(spec, claim, report, capabilities, chains)
     denormals = denormal_record(spec, claim, report)
+    found = chain_failures(report, chains, pairs)
     return Certificate(
-        backend, claim, spec, pack_sha256, pairs, date, pack, denormals, capabilities, source
+        backend,
+        claim,
+        spec,
+        pack_sha256,
+        pairs,
+        date,
+        pack,
+        denormals,
+        capabilities,
+        source,
+        found,
     )
 
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable
 
 from conformance.capabilities.report import subset_html, subset_markdown
-from conformance.certify import Certificate, PairResult, not_met_reason
+from conformance.certify import Certificate, ChainFailure, PairResult, not_met_reason
 
 COLOURS = {
     "met": "#2e7d32",
@@ -100,6 +100,14 @@ def _counts_line(counts: dict[str, int]) -> str:
     return f"{sum(counts.values())} vectors: {total}"
 
 
+def chain_note(c: ChainFailure) -> str:
+    """Where a failing chain belongs: under the operators that fail alone too, or, when
+    every one passes alone, a finding of its own (the graph is compiled wrong)."""
+    if c.alone:
+        return f"listed under {', '.join(c.alone)}, which fail alone too"
+    return "every operator passes alone: the graph is compiled wrong"
+
+
 def markdown(
     cert: Certificate, pack: str, margins: Margins, counts: dict[str, int] | None = None
 ) -> str:
@@ -143,14 +151,21 @@ def markdown(
             for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
                 lines.append(f"- {r.vector}: {r.verdict}: {r.detail[:300]}")
                 lines.append(f"  - reproduce: `{repro(cert, pack, r.vector, r.operator)}`")
+    if cert.chains:
+        lines += ["", "## Failures in chains", ""]
+        for c in cert.chains:
+            r = c.result
+            lines.append(f"- fails in a chain: {c.path} ({chain_note(c)}): {r.vector}: {r.verdict}")
+            lines.append(f"  - {r.detail[:300]}")
+            lines.append(f"  - reproduce: `{repro(cert, pack, r.vector, r.operator)}`")
     hist = margin_histograms(meaningful_margins(cert, margins))
     if hist:
         labels = _bin_labels()
         lines += ["", "## Bound margins (share of the allowed error used)", ""]
         lines.append("| operator | mode | " + " | ".join(labels) + " |")
         lines.append("|---|---|" + "---|" * len(labels))
-        for (op, mode), c in hist.items():
-            lines.append(f"| {op} | {mode} | " + " | ".join(str(x) for x in c) + " |")
+        for (op, mode), binned in hist.items():
+            lines.append(f"| {op} | {mode} | " + " | ".join(str(x) for x in binned) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -236,6 +251,13 @@ def html_page(
                 f"<li><b>{e(r.vector)}</b>: {e(r.verdict)}: {e(r.detail[:400])}"
                 f"<br><code>{e(repro(cert, pack, r.vector, r.operator))}</code></li>"
             )
+    for c in cert.chains:
+        r = c.result
+        failures.append(
+            f"<li><b>fails in a chain: {e(c.path)}</b> ({e(chain_note(c))}): {e(r.vector)}: "
+            f"{e(r.verdict)}: {e(r.detail[:400])}"
+            f"<br><code>{e(repro(cert, pack, r.vector, r.operator))}</code></li>"
+        )
     charted = meaningful_margins(cert, margins)
     png = margin_chart(charted)
     if png is not None:

@@ -11,6 +11,7 @@ from typing import Any
 from conformance.backends import BackendError, get_backend
 from conformance.certify import (
     CertifyError,
+    chain_vectors,
     check_pack,
     failing_pairs,
     make_certificate,
@@ -153,8 +154,9 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
                 )
     except (SelectionError, Interrupted) as exc:
         return stopped(exc)
+    chains = chain_vectors(pack, report.results)
     cert = make_certificate(
-        spec, claim, args.backend, pack_sha, report, covered, manifest, source
+        spec, claim, args.backend, pack_sha, report, covered, manifest, source, chains
     )
     margins: dict[tuple[str, str], list[float]] = {}
     for r in report.results:
@@ -184,6 +186,9 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         print(f"  {p.operator} [{p.mode}]: {p.status}")
     if len(failing) > SHOWN_PAIRS:
         print(f"  ... and {len(failing) - SHOWN_PAIRS} more (see {out / 'report.md'})")
+    for c in cert.chains[:SHOWN_PAIRS]:
+        where = f", with {', '.join(c.alone)} failing alone" if c.alone else ""
+        print(f"  fails in a chain: {c.path} ({c.result.vector}{where})")
     print(
         f"certificate: {out / 'certificate.json'}; reports: {out / 'report.md'}, "
         f"{out / 'report.html'}"

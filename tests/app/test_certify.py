@@ -267,3 +267,48 @@ def test_the_console_says_how_many_more_pairs_fail(
     out = capsys.readouterr().out
     failing = json.loads((tmp_path / "certificate.json").read_text())["summary"]["failed"]
     assert failing > 1 and f"  ... and {failing - 1} more (see " in out
+
+
+def test_a_failing_chain_is_its_own_finding(small_spec: Path, certified: Path) -> None:
+    # Issue 24, item 1: a chain failure was charged to the chain's last operator (a
+    # vendor filed a RESHAPE bug for CONV2D > BITWISE_AND > RESHAPE).
+    from conformance.certify import make_certificate
+    from conformance.certify_report import markdown
+    from conformance.claims import make_claim
+    from conformance.runner import FAILED, RunReport, read_results
+    from conformance.spec import load_spec
+
+    spec = load_spec(small_spec)
+    claim = make_claim(spec, ["MI"])
+    results = read_results(certified / "results.jsonl")
+    chain = next(r for r in results if r.vector == "ADD_fp32_valid_001")
+    chain.verdict, chain.detail = FAILED, "output: FAIL (1 of 4 elements)"
+    chains = {chain.vector: ["SUB", "ADD"]}
+
+    def certificate(results: list) -> object:
+        report = RunReport(results, 0, 0.0)
+        return make_certificate(spec, claim, "x", "0" * 64, report, chains=chains)
+
+    cert = certificate(results)
+    pairs = {(p.operator, p.mode): p.status for p in cert.pairs}
+    assert pairs[("ADD", "fp32")] == "met"  # the chain does not fail ADD's pair ...
+    assert [c.path for c in cert.chain_findings] == ["SUB > ADD"]  # ... it is a finding
+    assert not cert.passed and cert.to_json()["verdict"] == "fail"
+    doc = cert.to_json()["chain_failures"]
+    assert doc == [
+        {
+            "vector": "ADD_fp32_valid_001",
+            "operators": ["SUB", "ADD"],
+            "verdict": FAILED,
+            "detail": "output: FAIL (1 of 4 elements)",
+            "also_fails_alone": [],
+        }
+    ]
+    md = markdown(cert, "pack", {}, {})
+    assert "- fails in a chain: SUB > ADD (every operator passes alone" in md
+    # When SUB fails on its own vectors too, the chain is listed under that failure.
+    alone = next(r for r in results if r.vector.startswith("SUB_fp32_valid"))
+    alone.verdict = FAILED
+    cert = certificate(results)
+    assert cert.chains[0].alone == ["SUB [fp32]"] and not cert.chain_findings
+    assert "listed under SUB [fp32], which fail alone too" in markdown(cert, "pack", {}, {})
