@@ -106,8 +106,7 @@ def test_a_third_party_mutant_with_a_spec_family() -> None:
         with pytest.raises(RuntimeError, match="defined twice"):
             mutant("test-only-negate-everything", ["ABS"], "", "", "")(_negated)
     finally:
-        mutants._BUILDERS.pop("test-only-negate-everything")
-        mutants._CATALOGUE.pop("test-only-negate-everything", None)
+        mutants._forget("test-only-negate-everything")
     assert len(catalogue()) == before
 
 
@@ -129,8 +128,7 @@ def test_wraps_is_a_deprecated_alias() -> None:
         decorate(lambda original, ctx: original(ctx))
         assert catalogue()["test-only-old-style"].operators == ("ABS",)
     finally:
-        mutants._BUILDERS.pop("test-only-old-style")
-        mutants._CATALOGUE.pop("test-only-old-style", None)
+        mutants._forget("test-only-old-style")
 
 
 def _seam_key(owner: object, attribute: str) -> str:

@@ -204,7 +204,10 @@ _BUILDERS: dict[str, Callable[[Spec], Mutant]] = {}
 # Mutant name -> the part of the spec its bug breaks (pseudocode file and clause, or
 # the chapter's rule).  Every mutant added beside the stronger packs names one.
 SPEC_RULES: dict[str, str] = {}
-_CATALOGUE: dict[str, Mutant] = {}
+# Built per spec (by its sha256): an operator family resolved against one revision is
+# not another's (1.0 has no FULLY_CONNECTED, the draft no rank-0 RESHAPE).
+_CATALOGUES: dict[str, dict[str, Mutant]] = {}
+_IMPORTED: list[bool] = []
 # Mutant name -> (file, line) of its @mutant: where `spec op NAME --sources` points.
 _DEFINED_AT: dict[str, tuple[str, int]] = {}
 _NOT_CATALOGUE = {"tools"}  # the package's modules that register no mutants
@@ -313,16 +316,25 @@ def wraps(
 def catalogue() -> dict[str, Mutant]:
     """Every registered mutant by name; the catalogue modules are imported, and the
     operator families resolved against the spec model, on the first call."""
-    if not _CATALOGUE:
+    if not _IMPORTED:
         for module in pkgutil.iter_modules(__path__):
             if module.name not in _NOT_CATALOGUE:
                 importlib.import_module(f"{__name__}.{module.name}")
-    if len(_CATALOGUE) != len(_BUILDERS):  # new registrations (a third party's too)
-        spec = load_spec()
+        _IMPORTED.append(True)
+    spec = load_spec()
+    built = _CATALOGUES.setdefault(spec.sha256, {})
+    if len(built) != len(_BUILDERS):  # new registrations (a third party's too)
         for name, build in _BUILDERS.items():
-            if name not in _CATALOGUE:
-                _CATALOGUE[name] = build(spec)
-    return _CATALOGUE
+            if name not in built:
+                built[name] = build(spec)
+    return built
+
+
+def _forget(name: str) -> None:
+    """Drop a registration (tests register mutants of their own and take them back)."""
+    _BUILDERS.pop(name, None)
+    for built in _CATALOGUES.values():
+        built.pop(name, None)
 
 
 def defined_at(name: str) -> tuple[str, int]:
