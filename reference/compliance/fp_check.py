@@ -105,16 +105,10 @@ def within_bound(
         ok |= np.isnan(t) & np.isposinf(hi)
     t_nan = np.isnan(t)
     ok = np.where(ref_nan, t_nan, ok)
-    wrong_zero = np.zeros(ok.shape, dtype=bool)
-    if zero_sign:
-        wrong_zero = (actual == 0) & (ref != 0) & (np.signbit(actual) != np.signbit(ref))
-        ok &= ~wrong_zero
+    wrong_zero = _wrong_zero(actual, ref, ok.shape, zero_sign)
+    ok &= ~wrong_zero
 
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d = t - r
-        room = np.where(d > 0, hi - r, r - lo)  # distance to the interval end on d's side
-        raw = np.where(d == 0, 0.0, np.abs(d) / room)
-    sane = np.isfinite(raw) & ((room > 0) | (d == 0))
+    raw, sane = _error_ratio(t, r, lo, hi)
     # Inside the interval a non-finite ratio only comes from an unbounded side.
     margin = np.where(ok, np.where(sane, raw, 0.0), np.where(sane & (raw > 1), raw, np.inf))
     # A result just past the edge can round to a ratio of exactly 1; keep margin > 1
@@ -126,6 +120,28 @@ def within_bound(
     low = np.where(flip, -hi, lo)
     high = np.where(flip, -lo, hi)
     return BoundResult(ok=ok, margin=margin, low=low, high=high)
+
+
+def _wrong_zero(
+    actual: np.ndarray, ref: np.ndarray, shape: tuple[int, ...], zero_sign: bool
+) -> np.ndarray:
+    """Where a zero result carries the other sign than a non-zero reference (an
+    underflow), for the operators whose precision rule keeps the sign."""
+    if not zero_sign:
+        return np.zeros(shape, dtype=bool)
+    return np.asarray((actual == 0) & (ref != 0) & (np.signbit(actual) != np.signbit(ref)))
+
+
+def _error_ratio(
+    t: np.ndarray, r: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distance from the reference over the distance to the interval's end on the
+    same side, and where that ratio means something (finite, and room to err)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        d = t - r
+        room = np.where(d > 0, hi - r, r - lo)
+        raw = np.where(d == 0, 0.0, np.abs(d) / room)
+    return raw, np.isfinite(raw) & ((room > 0) | (d == 0))
 
 
 def _within_flush_zero(
@@ -160,16 +176,10 @@ def _within_flush_zero(
         ok = np.where(t_nan, np.isposinf(hi), ok)
     ok = np.where(unbounded, True, ok)
     ok = np.where(ref_nan, t_nan, ok)
-    wrong_zero = np.zeros(ok.shape, dtype=bool)
-    if zero_sign:
-        wrong_zero = (actual == 0) & (ref != 0) & (np.signbit(actual) != np.signbit(ref))
-        ok &= ~wrong_zero
+    wrong_zero = _wrong_zero(actual, ref, ok.shape, zero_sign)
+    ok &= ~wrong_zero
 
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d = t - r
-        room = np.where(d > 0, hi - r, r - lo)
-        raw = np.where(d == 0, 0.0, np.abs(d) / room)
-    sane = np.isfinite(raw) & ((room > 0) | (d == 0))
+    raw, sane = _error_ratio(t, r, lo, hi)
     margin = np.where(ok, np.where(sane, raw, 0.0), np.where(sane & (raw > 1), raw, np.inf))
     # An accepted flush can lie outside the interval: it uses the whole bound.
     margin = np.where(ok & flushed & ~in_interval, 1.0, margin)
