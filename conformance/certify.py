@@ -19,6 +19,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.capabilities.select import MANIFEST_SKIP
+from conformance.claim_scope import CLAIM_SKIP
 from conformance.claims import Claim, required_modes
 from conformance.runner import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
 from conformance.spec import Spec
@@ -213,6 +214,8 @@ def tally(
         pair = pairs.get((r.operator, r.mode))
         if pair is None or r.kind == "level" or (r.failed and r.vector in chains):
             continue
+        if r.verdict == SKIPPED and r.detail.startswith(CLAIM_SKIP):
+            continue  # needs more than the claim (EXT-DYNAMIC): neither for nor against it
         if r.verdict == SKIPPED:
             pair.skipped += 1
             if not r.detail.startswith(MANIFEST_SKIP):
@@ -317,11 +320,20 @@ class PackCoverage:
             )
         if self.unmet:
             n = sum(len(v) for v in self.unmet.values())
+            # Named, the first few: these are the real gaps (what no rule of the spec
+            # forbids), the ones a reader should look at, not the count alone.
+            gaps = [f"{pair} {k}" for pair, keys in sorted(self.unmet.items()) for k in keys]
+            shown = "; ".join(gaps[:SHOWN_GAPS])
+            more = f"; and {len(gaps) - SHOWN_GAPS} more" if len(gaps) > SHOWN_GAPS else ""
             out.append(
-                f"the pack misses {n} coverage obligations in {len(self.unmet)} pairs "
-                "(each with its reason in pack.json and certificate.json)"
+                f"the pack misses {n} coverage obligations in {len(self.unmet)} pairs that "
+                f"no rule of the spec forbids: {shown}{more} (each with its reason in "
+                "pack.json and certificate.json)"
             )
         return out
+
+
+SHOWN_GAPS = 5  # unmet obligations named in certify's warning
 
 
 def pack_coverage(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = None) -> PackCoverage:
@@ -367,6 +379,9 @@ class Certificate:
     # certificate from a file says so, since nothing here ran the backend then.
     source: dict[str, Any] | None = None
     chains: list[ChainFailure] = field(default_factory=list)
+    # conformance.backends.base.identity_of: the program and its sha256, its sandbox.
+    backend_identity: dict[str, Any] = field(default_factory=dict)
+    pack_json_sha256: str | None = None  # of pack.json's bytes as read (pack_sha256: content)
 
     @property
     def chain_findings(self) -> list[ChainFailure]:
@@ -422,11 +437,12 @@ class Certificate:
         }
 
     def to_json(self) -> dict[str, Any]:
-        body = {
+        body: dict[str, Any] = {
             "format": CERTIFICATE_FORMAT,
             "format_version": CERTIFICATE_VERSION,
             "verdict": self.verdict,
             "backend": self.backend,
+            "backend_identity": self.backend_identity,
             "claim": self.claim.to_json(),
             "spec": {
                 "revision": self.spec.revision,
@@ -434,6 +450,7 @@ class Certificate:
                 "sha256": self.spec.sha256,
             },
             "pack_sha256": self.pack_sha256,
+            **({"pack_json_sha256": self.pack_json_sha256} if self.pack_json_sha256 else {}),
             "pack": None if self.pack is None else self.pack.to_json(),
             "denormals": self.denormals,
             "source": self.source or {"kind": "run"},
@@ -464,12 +481,12 @@ class Certificate:
         }
         if self.capabilities is not None:  # only then: other certificates keep their shape
             body["capabilities"] = self.subset_json()
-            body["summary"]["not_claimed"] = sum(  # type: ignore[index]
+            body["summary"]["not_claimed"] = sum(
                 p.status == "not claimed" for p in self.pairs
             )
         known = sum(p.status == "known failure" for p in self.pairs)
         if known:  # only then, so certificates without known failures keep their shape
-            body["summary"]["known_failure"] = known  # type: ignore[index]
+            body["summary"]["known_failure"] = known
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return {**body, "certificate_sha256": digest}
 
@@ -503,6 +520,7 @@ def make_certificate(
         capabilities,
         source,
         found,
+        report.backend,
     )
 
 

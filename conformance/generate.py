@@ -110,6 +110,7 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     invalid-case breaker can break.  The second round (:func:`aim_jobs`) aims at what
     this one leaves unmet: ranks, attribute values, ties, broadcasts."""
     from reference.compliance import DOT_PRODUCT_OPERATORS
+    from strategies.case import DYNAMIC_TARGET, ctc_freeing, freeable_ctc
     from strategies.chains import chain_starts
     from strategies.invalid import breakers_for
     from strategies.levels import level_limits_for
@@ -128,6 +129,8 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     modes = [m for m in modes if m.key not in {u.key for u, _ in unclaimed}]
     jobs: list[Job] = []
     missing: list[TypeSupport] = []
+    freeing = ctc_freeing(spec)
+    dynamic = bool(freeing) and freeing <= claim.names
     for m in modes:
         if not has_recipe(m.operator):
             missing.append(m)
@@ -146,6 +149,10 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
             targets = {o.target for o in obligations.obligations if o.target is not None}
             for t in sorted(targets & PHASE_ONE_TARGETS):
                 jobs.append(Job(m.operator, m.mode, "valid", 0, target=t))
+            if dynamic and freeable_ctc(spec, m.operator):
+                # Its compile-time-constant inputs fed by graph inputs: only a claim of
+                # the extension that frees them (EXT-DYNAMIC) must take such a graph.
+                jobs.append(Job(m.operator, m.mode, "valid", 0, target=DYNAMIC_TARGET))
         if options.levels:
             for limit in level_limits_for(spec, m.operator, claim.level):
                 if limit == "MAX_RANK" and _rank_capped(manifest, m.operator, claim):

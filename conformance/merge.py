@@ -10,14 +10,26 @@ vector-name order (the pack's order).
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.atomic_file import OutputError, write_files
 from conformance.errors import ConformanceError
-from conformance.results_file import is_header
+from conformance.results_file import (
+    RecordError,
+    check_header,
+    check_result,
+    in_a_pack,
+    is_header,
+    parse_line,
+    read_data,
+    shown,
+)
 from conformance.runner import VectorResult
+from vectors.pack_errors import PackError
 
 
 class MergeError(ConformanceError, ValueError):
@@ -33,41 +45,49 @@ class Results:
     path: Path
     header: dict[str, Any]
     results: list[VectorResult]
+    sha256: str = ""  # of the bytes read (a merge: of its first file's)
+    # The files merged into these results, as each was read.
+    parts: list[Results] = field(default_factory=list)
 
 
 def read(path: Path) -> Results:
     """A results file: its header and its results; a torn last line is ignored, as
-    :func:`conformance.runner.read_results` does for a resumed run."""
+    ``run --resume`` does.  Anything else that is not what ``run --json`` writes is a
+    MergeError naming the file and the line (conformance.results_file)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MergeError(f"{path}: cannot read the results: {exc}") from None
+        data = read_data(path)
+    except PackError as exc:  # a FIFO, a device, a folder, too big, unreadable
+        raise MergeError(str(exc)) from None
+    if data is None:
+        raise MergeError(f"{path}: no such results file")
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line
     header: dict[str, Any] | None = None
     results: list[VectorResult] = []
     for number, line in enumerate(lines, 1):
         try:
-            doc = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
+            doc = parse_line(line)
+            if is_header(doc):
+                doc = check_header(doc)
+            else:
+                result = VectorResult.from_json(check_result(doc))
+        except RecordError as exc:
+            if number == len(lines) and not data.endswith(b"\n"):
                 continue  # a run killed mid-write
-            raise MergeError(f"{path}:{number}: not a JSON line") from None
-        if not isinstance(doc, dict):
-            raise MergeError(f"{path}:{number}: not a result record")
+            raise MergeError(f"{path}:{number}: {exc}") from None
         if is_header(doc):
             if header is not None or results:
                 raise MergeError(f"{path}:{number}: a second header: two runs in one file")
             header = doc
             continue
-        try:
-            results.append(VectorResult.from_json(doc))
-        except (TypeError, KeyError) as exc:
-            raise MergeError(f"{path}:{number}: not a result record: {exc}") from None
+        results.append(result)
     if header is None:
         raise MergeError(
             f"{path}: no header naming the pack and the backend; results written by this "
             "version's 'run --json' have one"
         )
-    return Results(path, header, results)
+    return Results(path, header, results, hashlib.sha256(data).hexdigest())
 
 
 def merge(paths: list[Path]) -> Results:
@@ -76,28 +96,48 @@ def merge(paths: list[Path]) -> Results:
         raise MergeError("merge needs at least one results file")
     parts = [read(p) for p in paths]
     first = parts[0]
-    seen: dict[str, Path] = {}
+    seen: dict[str, int] = {}  # vector -> the part it is in
     merged: list[VectorResult] = []
-    for part in parts:
+    for k, part in enumerate(parts):
         for key in _KEYS:
             if part.header.get(key) != first.header.get(key):
                 raise MergeError(
-                    f"{part.path}: {key} is {part.header.get(key)!r}, but {first.path} has "
-                    f"{first.header.get(key)!r}: results of different runs do not merge"
+                    f"{part.path}: {key} is {shown(part.header.get(key))}, but {first.path} "
+                    f"has {shown(first.header.get(key))}: results of different runs do not "
+                    "merge"
                 )
         for r in part.results:
-            if r.vector in seen:
+            if seen.get(r.vector) == k:
                 raise MergeError(
-                    f"{part.path}: vector {r.vector} is also in {seen[r.vector]}; shards are "
+                    f"{part.path}: vector {shown(r.vector)} is in it twice; a run writes each "
+                    "vector once"
+                )
+            if r.vector in seen:
+                other = parts[seen[r.vector]].path
+                raise MergeError(
+                    f"{part.path}: vector {shown(r.vector)} is also in {other}; shards are "
                     "disjoint, so these are not the shards of one run"
                 )
-            seen[r.vector] = part.path
+            seen[r.vector] = k
             merged.append(r)
     merged.sort(key=lambda r: r.vector)
-    return Results(first.path, first.header, merged)
+    return Results(first.path, first.header, merged, first.sha256, parts)
 
 
 def write(results: Results, out: Path) -> None:
+    """``out`` holds ``results`` after this, or (MergeError) is as it was: written whole
+    (conformance.atomic_file), locked against a run writing it, never into a pack."""
+    where = in_a_pack(out)
+    if where is not None:
+        raise MergeError(
+            f"--json {out}: {where}; merged results are never written into a pack: give "
+            "--json a path outside it"
+        )
     lines = [json.dumps(results.header, sort_keys=True)]
     lines += [json.dumps(r.to_json(), sort_keys=True) for r in results.results]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    busy = f"{out}: a run is writing to this results file; wait for it, or merge into "
+    busy += "another --json"
+    try:
+        write_files({out: ("\n".join(lines) + "\n").encode("utf-8")}, busy=busy)
+    except OutputError as exc:
+        raise MergeError(str(exc)) from None

@@ -123,6 +123,9 @@ class _PackRun:
             from vectors.pack import open_pack
 
             if self._pack is None:
+                from conformance.backends.sandbox import keep_out
+
+                keep_out(self.pack_path)
                 self._pack = open_pack(self.pack_path)
             return run_one(self.backend, self._pack.load(entry.name))
         from conformance.runner import IsolatedPool, pack_worker

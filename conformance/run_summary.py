@@ -13,6 +13,7 @@ import datetime as _dt
 from collections.abc import Iterable
 from pathlib import Path
 
+from conformance.atomic_file import write_files
 from conformance.rejudge import PLAIN
 from conformance.runner import (
     CRASHED,
@@ -61,6 +62,7 @@ def summary_lines(report: RunReport) -> Iterable[str]:
             yield f"  {r.vector}: {r.verdict} ({r.known_failure}): {r.detail[:300]}"
         if len(known) > 50:
             yield f"  ... and {len(known) - 50} more (see the JSON report)"
+    yield from _skip_reasons(report.results)
     second: dict[str, int] = {}
     for r in report.results:
         if r.reading != PLAIN and not r.failed:
@@ -74,6 +76,28 @@ def summary_lines(report: RunReport) -> Iterable[str]:
     resumed = f" ({report.resumed} from the earlier run)" if report.resumed else ""
     yield ""
     yield f"{len(report.results)} vectors{resumed}: {total} in {report.seconds:.1f} s"
+
+
+SHOWN_REASONS = 10
+
+
+def _skip_reasons(results: list[VectorResult]) -> Iterable[str]:
+    """Why vectors were skipped, most common first: a skip is never a pass, so the
+    console says what it was (the backend declined, the manifest or the claim left it
+    out) and not only how many."""
+    reasons: dict[str, int] = {}
+    for r in results:
+        if r.verdict == SKIPPED:
+            reasons[r.detail] = reasons.get(r.detail, 0) + 1
+    if not reasons:
+        return
+    ranked = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+    yield ""
+    yield f"{sum(reasons.values())} skipped vectors, by reason:"
+    for reason, n in ranked[:SHOWN_REASONS]:
+        yield f"  {n} x {reason[:300] or 'no reason given'}"
+    if len(ranked) > SHOWN_REASONS:
+        yield f"  ... and {len(ranked) - SHOWN_REASONS} more reasons (see the JSON report)"
 
 
 def _totals(results: list[VectorResult]) -> dict[str, str]:
@@ -118,4 +142,6 @@ def write_junit(report: RunReport, path: Path, backend: str) -> None:
                 )
             if r.log:
                 ET.SubElement(case, "system-out").text = r.log
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    # Whole or not at all (conformance.atomic_file): CI reads it after every run.
+    data = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    write_files({Path(path): data})

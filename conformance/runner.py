@@ -26,7 +26,13 @@ import numpy as np
 
 from conformance import process_tree
 from conformance.backends import BackendError, BackendResult, get_backend
-from conformance.backends.base import Backend, BatchBackend, batch_size, denormal_modes
+from conformance.backends.base import (
+    Backend,
+    BatchBackend,
+    batch_size,
+    denormal_modes,
+    identity_of,
+)
 from conformance.dtypes import DType, is_float_storage
 from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
 from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
@@ -34,7 +40,7 @@ from conformance.selection import XFAIL, XPASS, KnownFailures, Selection
 from conformance.spec import use_spec, vendored_spec
 from conformance.worker import LOG_KEPT, captured_output, end_vector_processes, worker_main
 from reference.compliance.denormals import FLUSH, SUPPORTED, DenormalMode, format_modes
-from vectors.pack_errors import PackError
+from vectors.pack_errors import PackError, one_line
 from vectors.pack_model import LoadedVector
 
 # verdicts; the last four are failures of the backend
@@ -242,13 +248,22 @@ def run_one(
         return VectorResult(vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
     with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
         result = backend.run(view, Path(tmp))
+    declined = getattr(result, "declined", None)
+    if declined is not None:  # found out only by running: skipped all the same
+        res = VectorResult(
+            vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, str(declined)
+        )
+        res.log = str(getattr(result, "log", ""))[-LOG_KEPT:]
+        return res
     return judge(vector, result, time.monotonic() - started, denormals=denormal_modes(backend))
 
 
 def pack_worker(conn: Connection, pack_path: str, backend_spec: str) -> None:
     """Worker process: receives vector names of a pack, sends back result documents."""
+    from conformance.backends.sandbox import keep_out
     from vectors.pack import open_pack
 
+    keep_out(pack_path)  # from every program the backend starts (its answers are here)
     pack = open_pack(pack_path)
     # A pack is judged by its own revision's rules, on whichever machine runs it.
     spec = vendored_spec(pack.meta.spec_revision, pack.meta.spec_sha256)
@@ -284,7 +299,7 @@ def serve(
     ignore_interrupts()
     try:
         backend = get_backend(backend_spec)
-    except Exception as exc:  # e.g. a device that a forked process cannot open
+    except BaseException as exc:  # e.g. a device that a forked process cannot open
         conn.send({NOT_STARTED: _described(exc)})
         return
     while True:
@@ -311,15 +326,22 @@ def _serve_one(
     try:
         if vector is None:
             vector = load(message)
-    except PackError as exc:  # changed since the run checked it: not the backend's doing
-        res = _unrun(message, describe, f"{PACK_DAMAGE}{exc}")
+    except Exception as exc:
+        # Changed since the run checked it, or damaged in a way its hashes do not show:
+        # either way not the backend's doing, and never recorded as its crash.
+        why = str(exc) if isinstance(exc, PackError) else f"cannot load it: {_described(exc)}"
+        res = _unrun(message, describe, f"{PACK_DAMAGE}{why}")
     else:
         # What a Python backend prints is this vector's log, not the run's output.
         with captured_output() as printed:
             try:
                 res = run_one(backend, vector, view)
-            except Exception as exc:  # a backend bug is this vector's failure, not the run's
-                res = _unrun(message, describe, f"the backend raised {type(exc).__name__}: {exc}")
+            except BaseException as exc:
+                # A backend bug is this vector's failure, not the run's: also its own
+                # KeyboardInterrupt or SystemExit (the worker ignores Ctrl-C, so a
+                # KeyboardInterrupt here was raised by the backend), and an exception
+                # whose str() fails.
+                res = _unrun(message, describe, f"the backend raised {_described(exc)}")
         if printed:
             res.log = (printed[0] + res.log)[-LOG_KEPT:]
     end_vector_processes(backend)  # what the backend started for it ends with it
@@ -368,14 +390,16 @@ def _serve_batch(
             loaded[k] = load(message)
     views = {k: backend_view(v) for k, v in loaded.items()}  # the same objects run() gets
     # prepare() only gets ahead of run(): when it fails, each vector runs unprepared.
-    with contextlib.suppress(Exception), tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
+    # BaseException: a backend's own KeyboardInterrupt or SystemExit too (see _serve_one).
+    with (
+        contextlib.suppress(BaseException),
+        tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp,
+    ):
         backend.prepare(list(views.values()), Path(tmp))
     conn.send(PREPARED)
     share = (time.monotonic() - started) / max(1, len(batch.messages))
     for k, message in enumerate(batch.messages):
-        conn.send(
-            _serve_one(backend, message, load, describe, loaded.get(k), share, views.get(k))
-        )
+        conn.send(_serve_one(backend, message, load, describe, loaded.get(k), share, views.get(k)))
 
 
 @dataclass
@@ -563,9 +587,10 @@ class IsolatedPool:
 
 def _described(exc: BaseException) -> str:
     try:
-        return f"{type(exc).__name__}: {exc}"
+        text = str(exc)
+        return one_line(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
     except Exception:  # an exception whose str() fails still names its type
-        return type(exc).__name__
+        return f"{type(exc).__name__} (its message cannot be shown)"
 
 
 def _not_started(reason: str) -> str:
@@ -584,6 +609,7 @@ class RunReport:
     resumed: int  # results taken over from an earlier, interrupted run
     seconds: float
     denormals: dict[str, str] = field(default_factory=dict)  # the backend's declared modes
+    backend: dict[str, Any] = field(default_factory=dict)  # identity_of(the backend)
 
     @property
     def failed(self) -> list[VectorResult]:
@@ -650,6 +676,7 @@ def run_pack(
     shard: Any = None,
     executor: Any = None,  # conformance.executors.Executor: run on Dask workers
     capabilities: Any = None,  # conformance.capabilities.Manifest: skip what it leaves out
+    claim: Any = None,  # conformance.claims.Claim: skip vectors that need more than it
 ) -> RunReport:
     """Run the selected vectors (see :class:`conformance.selection.Selection`; NoVectors
     when none is); ``progress(done, total, failed)`` after each result; Interrupted on
@@ -660,6 +687,7 @@ def run_pack(
     # Fail early, in this process, on a backend that cannot exist.
     backend = get_backend(backend_spec)
     declared = format_modes(denormal_modes(backend))
+    identity = identity_of(backend)
     selection = Selection(ops, vectors, exclude, known, shard)
     with open_pack(pack_path) as pack:
         entries = {e.name: e for e in pack.entries}
@@ -673,6 +701,10 @@ def run_pack(
             from conformance.spec import load_spec
 
             skipped = skipped_vectors(capabilities, pack, names, load_spec())
+        if claim is not None:
+            from conformance.claim_scope import beyond_claim
+
+            skipped.update(beyond_claim(claim, pack, [n for n in names if n not in skipped]))
     stream = None
     if json_path is not None:  # locked, checked and repaired before any worker starts
         header = make_header(pack_sha256, backend_spec, {"timeout": timeout})
@@ -733,7 +765,7 @@ def run_pack(
             stream.close()
     order = {n: i for i, n in enumerate(names)}
     results.sort(key=lambda r: order[r.vector])
-    return RunReport(results, len(done), time.monotonic() - started, declared)
+    return RunReport(results, len(done), time.monotonic() - started, declared, identity)
 
 
 def __getattr__(name: str) -> Any:

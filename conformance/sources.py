@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conformance.spec import OperatorSpec, Spec, load_spec
+from conformance.spec import OperatorSpec, Spec, active_spec, load_spec, spec_in_use
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ REGISTRIES: dict[str, str] = {
     "compliance": "compliance (@describes, precision tables)",
     "mutants": "mutants (conformance.backends.mutants)",
     "arm": "Arm translation (@_register)",
-    "attributes": "flatbuffer attributes (vectors/attributes.py)",
+    "attributes": "flatbuffer attributes (vectors/attributes.py, or the revision's tosa.fbs)",
 }
 
 _NO_ERROR_IF = (
@@ -151,6 +151,16 @@ def _table_entry(module: ModuleType, table: str, operator: str, what: str) -> So
     return SourceLocation(_relative(path), line, what)
 
 
+def _schema_table(revision: str, table: str) -> SourceLocation:
+    """Where a vendored flatbuffer schema defines ``table``."""
+    from conformance import revisions
+
+    path = revisions.revision(revision).fbs_path
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    line = next(k for k, text in enumerate(lines, 1) if text.startswith(f"table {table} "))
+    return SourceLocation(_relative(str(path)), line, f"table {table}")
+
+
 # -- the registries ----------------------------------------------------------------------
 
 
@@ -226,8 +236,11 @@ def _arm(op: OperatorSpec) -> list[SourceLocation]:
 
 
 def _attributes(op: OperatorSpec) -> list[SourceLocation]:
-    from vectors import attributes
+    from vectors import attributes, layout_1_0
 
+    if active_spec().revision == layout_1_0.REVISION:  # its own schema says, not our table
+        table = layout_1_0.attribute_table(op.name)
+        return [] if table is None else [_schema_table(layout_1_0.REVISION, table.name)]
     if op.name in attributes.OPERATOR_ATTRIBUTES:
         return [_table_entry(attributes, "OPERATOR_ATTRIBUTES", op.name, "OPERATOR_ATTRIBUTES")]
     return []
@@ -281,8 +294,10 @@ def exemption(registry: str, op: OperatorSpec) -> str | None:
 def operator_sources(name: str, spec: Spec | None = None) -> dict[str, list[SourceLocation]]:
     """Every definition of operator ``name``'s behaviour, by registry (KeyError: no
     such operator)."""
-    op = (spec or load_spec()).operator(name)
-    return {registry: find(op) for registry, find in _FINDERS.items()}
+    spec = spec or load_spec()
+    op = spec.operator(name)
+    with spec_in_use(spec):  # the finders that depend on the revision read it here
+        return {registry: find(op) for registry, find in _FINDERS.items()}
 
 
 def render_sources(name: str, spec: Spec | None = None, *, heading: str = "") -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from conformance.graph import Graph
 from conformance.spec import Level, Spec
 from reference.engine import evaluate
 from reference.expectations import NotDescribable, expect
@@ -54,8 +57,30 @@ def case_to_vector(
         inputs=case.inputs,
         expected=expected,
         checks=checks,
-        requirements=Requirements.for_mode(spec, mode, level.name),
+        requirements=_with_variable_ctc(
+            spec, case.graph, Requirements.for_mode(spec, mode, level.name)
+        ),
         provenance=provenance,
         rule=rule,
         data_set=data_set,
     )
+
+
+def _with_variable_ctc(spec: Spec, graph: Graph, requirements: Requirements) -> Requirements:
+    """``requirements`` and, when a compile-time-constant input of an operator is fed by
+    a graph input, the extension that allows that (TOSA 1.0's EXT-DYNAMIC): only an
+    implementation claiming it must take such a graph."""
+    main = graph.main
+    needed: set[str] = set()
+    for op in main.operators:
+        try:
+            declared = spec.operator(op.op).inputs
+        except KeyError:
+            continue
+        for arg, name in zip(declared, op.inputs, strict=False):
+            if arg.ctc and name in main.inputs and arg.ctc_remove:
+                needed |= min(arg.ctc_remove, key=sorted)
+    if not needed - set(requirements.extensions):
+        return requirements
+    extensions = tuple(sorted(set(requirements.extensions) | needed))
+    return replace(requirements, extensions=extensions)

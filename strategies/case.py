@@ -18,6 +18,27 @@ from conformance.spec import Spec
 CaseKind = Literal["valid", "error", "level"]
 
 
+# The valid-case target whose CTC inputs are graph inputs (conformance.generate.plan).
+DYNAMIC_TARGET = "dynamic"
+
+
+def ctc_freeing(spec: Spec) -> frozenset[str]:
+    """The extensions that make a compile-time-constant input variable (TOSA 1.0:
+    EXT-DYNAMIC), from the revision's ``ctc_remove`` declarations; empty in the draft."""
+    return frozenset(
+        name
+        for op in spec.operators.values()
+        for a in op.inputs
+        for req in a.ctc_remove
+        for name in req
+    )
+
+
+def freeable_ctc(spec: Spec, operator: str) -> list[str]:
+    """``operator``'s tensor inputs that an extension frees of their CTC rule."""
+    return [a.name for a in spec.operator(operator).inputs if a.is_tensor and a.ctc_remove]
+
+
 @dataclass
 class TensorDraw:
     """One operand of a single-operator case."""
@@ -162,8 +183,31 @@ class CaseSpec:
         attributes = {k: v for k, v in self.attributes.items() if k not in promoted}
         return replace(self, inputs=inputs + extra, attributes=attributes)
 
-    def build(self, spec: Spec) -> Case:
+    def with_variable_ctc(self, spec: Spec, extensions: frozenset[str]) -> CaseSpec:
+        """This case with every constant input that ``extensions`` free of its
+        compile-time-constant rule (TOSA 1.0's EXT-DYNAMIC) made a graph input.
+
+        Only tensors: a ``shape_t`` argument cannot be a graph input in any revision.
+        Inputs are in argument order (see :meth:`in_revision`), so matched by position.
+        """
+        try:
+            declared = spec.operator(self.operator).inputs
+        except KeyError:
+            return self
+        freed = [a.is_tensor and any(req <= extensions for req in a.ctc_remove) for a in declared]
+        if not any(freed):
+            return self
+        inputs = [
+            replace(t, const=False) if k < len(freed) and freed[k] and t.const else t
+            for k, t in enumerate(self.inputs)
+        ]
+        return replace(self, inputs=inputs)
+
+    def build(self, spec: Spec, variable_ctc: frozenset[str] = frozenset()) -> Case:
+        """The case as a graph; ``variable_ctc``: see :meth:`with_variable_ctc`."""
         self = self.in_revision(spec)
+        if variable_ctc:
+            self = self.with_variable_ctc(spec, variable_ctc)
         builder = GraphBuilder(spec, strict=self.kind == "valid")
         block = builder.block()
         for t in self.inputs:

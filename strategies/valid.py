@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.spec import Level, Spec
-from strategies.case import Case, CaseSpec
+from strategies.case import DYNAMIC_TARGET, Case, CaseSpec, ctc_freeing
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
 
@@ -44,13 +44,15 @@ def valid_cases(
     )
     fn = recipes[op_spec.name]
     aimed = _attribute_aim(rc)
+    # The "dynamic" target: the case with its CTC inputs as graph inputs (EXT-DYNAMIC).
+    variable = ctc_freeing(spec) if target == DYNAMIC_TARGET else frozenset()
 
     @st.composite
     def draw_case(draw: st.DrawFn) -> Case:
         # _AimedDraw answers the draws a DrawFn does (its __call__ has their signature).
         aimed_draw = draw if aimed is None else cast(st.DrawFn, _AimedDraw(draw, *aimed))
         drawn = fn(aimed_draw, rc)
-        return drawn.build(spec) if isinstance(drawn, CaseSpec) else drawn
+        return drawn.build(spec, variable) if isinstance(drawn, CaseSpec) else drawn
 
     return draw_case()
 

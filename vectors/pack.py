@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from conformance.atomic_file import Lock, OutputError, write_files
 from vectors import pack_json
 from vectors.pack_errors import NotAPackError, PackError
 from vectors.pack_model import (
@@ -126,7 +127,7 @@ def _replace_folder(pack_dir: Path, name: str, files: dict[str, bytes]) -> None:
         # A full disk or an interrupt: leave no half-written folder behind.
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise _unwritable(target, exc) from None
+            raise _unwritable(target, exc.strerror or exc) from None
         raise
     if target.exists():
         target.rename(old)
@@ -140,46 +141,26 @@ def _is_vector_folder(path: Path) -> bool:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)  # a reader never sees a half-written pack.json
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _unwritable(path, exc) from None
-        raise
+        write_files({path: data})  # a reader never sees a half-written pack.json
+    except OutputError as exc:
+        raise _unwritable(path, exc.reason) from None
 
 
-def _unwritable(path: Path, exc: OSError) -> PackError:
-    return PackError(
-        f"{path}: cannot write: {exc.strerror or exc}; free space, or write the pack elsewhere"
-    )
+def _unwritable(path: Path, reason: object) -> PackError:
+    return PackError(f"{path}: cannot write: {reason}; free space, or write the pack elsewhere")
 
 
-class FolderLock:
+class FolderLock(Lock):
     """An exclusive lock on a pack folder being written (``flock`` on the folder
     itself, so no lock file is left in the pack); released by :meth:`close` or when
     the process ends, however it ends."""
 
     def __init__(self, folder: Path) -> None:
-        import fcntl
-
         folder.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            raise PackError(
-                f"{folder}: another 'generate' is writing a pack into this folder; "
-                "choose another folder"
-            ) from None
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        busy = f"{folder}: another 'generate' is writing a pack into this folder; "
+        busy += "choose another folder"
+        super().__init__(folder, busy, folder=True, error=PackError)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -302,14 +283,19 @@ class Pack:
 
     def check(self, name: str) -> list[str]:
         """Every problem with one vector; empty when it loads."""
-        return read_vector(self.entry(name), self._fetcher(name)).problems
+        return read_vector(self.entry(name), self._fetcher(name), self._level).problems
 
     def load(self, name: str) -> LoadedVector:
         """The vector, checked against pack.json, its schema and its graph."""
-        report = read_vector(self.entry(name), self._fetcher(name))
+        report = read_vector(self.entry(name), self._fetcher(name), self._level)
         if report.loaded is None:
             raise PackError(_first(report.problems))
         return report.loaded
+
+    @property
+    def _level(self) -> str | None:
+        level = self.meta.claim.get("level")  # the schema requires it: a string
+        return level if isinstance(level, str) else None
 
     def _fetcher(self, name: str) -> Fetch:
         return lambda file: self.source.read(f"{name}/{file}")

@@ -72,17 +72,30 @@ def _number(text: str, kind: type) -> Any:
     return kind(text)
 
 
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name}, which is not JSON")
+
+
+def strict_loads(text: str, *, allow_nan: bool = True) -> Any:
+    """``json.loads`` refusing, with a ValueError, a key given twice in one object, a
+    number longer than any this project writes, and (unless ``allow_nan``) NaN and
+    Infinity; RecursionError for nesting too deep.  Also for results files
+    (conformance.results_file), which a second reader may read differently too."""
+    return json.loads(
+        text,
+        object_pairs_hook=_unique_keys,
+        parse_int=lambda t: _number(t, int),
+        parse_float=lambda t: _number(t, float),
+        parse_constant=None if allow_nan else _no_constant,
+    )
+
+
 def loads(data: bytes, source: str) -> Any:
     """Parse a pack JSON file; a PackError names the file and the position. Duplicate
     keys and over-long numbers are refused: the hash covers the parsed content, so
     content that two readers could parse differently must not pass."""
     try:
-        return json.loads(
-            data.decode("utf-8"),
-            object_pairs_hook=_unique_keys,
-            parse_int=lambda t: _number(t, int),
-            parse_float=lambda t: _number(t, float),
-        )
+        return strict_loads(data.decode("utf-8"))
     except _Refused as exc:
         raise PackError(f"{source}: not a pack file: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -42,16 +42,18 @@ class VectorReport:
     problems: list[str] = field(default_factory=list)
 
 
-def read_vector(entry: PackEntry, fetch: Fetch) -> VectorReport:
-    """Check and load the vector ``entry`` names; ``fetch`` reads its folder's files."""
-    reader = _Reader(entry, fetch)
+def read_vector(entry: PackEntry, fetch: Fetch, level: str | None = None) -> VectorReport:
+    """Check and load the vector ``entry`` names; ``fetch`` reads its folder's files.
+    ``level``: the pack's claim level, which the vector's requirements must name."""
+    reader = _Reader(entry, fetch, level)
     loaded = reader.run()
     return VectorReport(loaded if not reader.problems else None, reader.problems)
 
 
 class _Reader:
-    def __init__(self, entry: PackEntry, fetch: Fetch) -> None:
+    def __init__(self, entry: PackEntry, fetch: Fetch, level: str | None = None) -> None:
         self.entry = entry
+        self.level = level
         self.name = entry.name
         self.fetch = fetch
         self.problems: list[str] = []
@@ -138,6 +140,13 @@ class _Reader:
             listed = getattr(self.entry, key)
             if desc[key] != listed:
                 self.fail(DESC, f"{key} is {desc[key]!r}, but pack.json says {listed!r}")
+        # Backends look the level up in the spec: one the pack's claim does not name is
+        # a damaged vector here, not a backend's crash on it.
+        level = desc["requirements"]["level"]
+        if self.level is not None and level != self.level:
+            self.fail(
+                DESC, f"requirements.level is {level!r}, but pack.json claims level {self.level!r}"
+            )
 
     def _check_layout(self, desc: dict[str, Any]) -> None:
         """The file names and list lengths desc.json must have, graph aside."""
@@ -177,6 +186,10 @@ class _Reader:
             return None
         if not graph.regions or not graph.regions[0].blocks:
             self.fail(file, "the graph has no blocks, so no entry block")
+            return None
+        problem = dataflow_problem(graph)
+        if problem is not None:
+            self.fail(file, problem)
             return None
         return graph
 
@@ -269,6 +282,38 @@ class _Reader:
             self.fail_error(exc)
             return None
         return arr
+
+
+def dataflow_problem(graph: Graph) -> str | None:
+    """The first name a block or an operator uses that its block cannot give it, or None.
+
+    Blocks are self-contained (a nested block gets its values as its inputs), and what
+    an operator reads is set before it runs: a block input, a constant, or an earlier
+    operator's output.  Every evaluator needs that, and the flatbuffer cannot say it, so
+    a graph without it is a damaged pack, never a backend's crash.
+    """
+    for block in graph.blocks():
+        where = f"block {block.name!r}"
+        for role, names in (("input", block.inputs), ("output", block.outputs)):
+            for name in names:
+                if name not in block.tensors:
+                    return f"{where}: {role} {name!r} is not a tensor of the block"
+        ready = set(block.inputs) | {n for n, t in block.tensors.items() if t.data is not None}
+        for index, op in enumerate(block.operators):
+            what = f"{where}: operator {index} ({op.op})"
+            for name in op.inputs:
+                if name not in block.tensors:
+                    return f"{what} reads {name!r}, which is not a tensor of the block"
+                if name not in ready:
+                    return f"{what} reads {name!r} before any operator of the block sets it"
+            for name in op.outputs:
+                if name not in block.tensors:
+                    return f"{what} writes {name!r}, which is not a tensor of the block"
+            ready.update(op.outputs)
+        for name in block.outputs:
+            if name not in ready:
+                return f"{where}: output {name!r} is never set"
+    return None
 
 
 def _decode_bound(data: bytes, _dt: DType, *, source: str, shape: list[int]) -> np.ndarray:

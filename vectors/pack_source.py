@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Protocol
 
+from conformance.atomic_file import file_kind as _kind
 from vectors.pack_errors import NotAPackError, PackError, one_line
 
 INDEX = "pack.json"
@@ -40,16 +42,19 @@ def max_file_bytes() -> int:
     return mib << 20
 
 
-def _too_big(label: str, size: int, limit: int) -> PackError:
+def _too_big(label: str, size: int, limit: int, what: str = "a pack file") -> PackError:
     return PackError(
-        f"{label}: {size} bytes, more than the {limit >> 20} MiB a pack file may have "
+        f"{label}: {size} bytes, more than the {limit >> 20} MiB {what} may have "
         f"(set {MAX_FILE_ENV} to raise the limit)"
     )
 
 
-def read_regular_file(path: Path, label: str, limit: int | None = None) -> bytes | None:
+def read_regular_file(
+    path: Path, label: str, limit: int | None = None, what: str = "a pack file"
+) -> bytes | None:
     """The bytes of ``path`` if it is a regular file within ``limit`` bytes; None when it
-    does not exist; PackError for anything else (a FIFO, a device, a folder, too big).
+    does not exist; PackError for anything else (a FIFO, a device, a folder, too big:
+    ``what`` names the kind of file in that message).
 
     Opened without blocking and checked with fstat before any read, so a FIFO cannot
     hang the reader and ``/dev/zero`` cannot fill memory.
@@ -66,7 +71,7 @@ def read_regular_file(path: Path, label: str, limit: int | None = None) -> bytes
         if not stat.S_ISREG(info.st_mode):
             raise PackError(f"{label}: not a regular file ({_kind(info.st_mode)}); refused")
         if info.st_size > limit:
-            raise _too_big(label, info.st_size, limit)
+            raise _too_big(label, info.st_size, limit, what)
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(info.st_size + 1)
         if len(data) != info.st_size:
@@ -76,19 +81,6 @@ def read_regular_file(path: Path, label: str, limit: int | None = None) -> bytes
         raise PackError(one_line(f"{label}: cannot read: {exc.strerror or exc}")) from None
     finally:
         os.close(fd)
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 class PackSource(Protocol):
@@ -186,8 +178,15 @@ class ZipSource:
                 extra = f.read(1)
                 longer = _longer_than_declared(info, f)
         except (
-            zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, RuntimeError
-        ) as exc:  # RuntimeError: an encrypted member (zipfile asks for a password)
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            NotImplementedError,
+            ValueError,
+            RuntimeError,
+            zlib.error,
+        ) as exc:  # RuntimeError: an encrypted member (zipfile asks for a password);
+            # zlib.error: a damaged deflate stream, which zipfile does not wrap.
             # BadZipFile covers a CRC mismatch: the zip itself is damaged at this member.
             raise PackError(one_line(f"{rel}: cannot read from the zip: {exc}")) from None
         finally:

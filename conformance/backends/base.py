@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,16 +51,24 @@ class BackendResult:
 
     ``outputs`` maps graph output names to arrays in the tensor's storage dtype (or any
     dtype the runner can convert exactly); ``rejected`` is the backend's message when it
-    refused the graph (the right answer for a must-fail vector).
+    refused the graph (the right answer for a must-fail vector); ``declined`` says why
+    the backend does not implement what the graph needs, found only once it ran (a
+    program's ``unsupported.txt``): the vector is skipped, as by unsupported(), and a
+    claimed pair with a declined vector is not met.
     """
 
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     rejected: str | None = None
     log: str = ""  # anything the backend printed, kept for the report
+    declined: str | None = None
 
     @classmethod
     def reject(cls, message: str, log: str = "") -> BackendResult:
         return cls({}, message or "rejected", log)
+
+    @classmethod
+    def decline(cls, reason: str, log: str = "") -> BackendResult:
+        return cls({}, None, log, reason or "declined")
 
 
 @runtime_checkable
@@ -86,6 +94,21 @@ def denormal_modes(backend: object) -> dict[DType, DenormalMode]:
     except (ValueError, AttributeError, TypeError) as exc:
         name = getattr(backend, "name", type(backend).__name__)
         raise BackendError(f"backend {name}: denormals {raw!r}: {exc}") from None
+
+
+def identity_of(backend: object) -> dict[str, Any]:
+    """What a certificate records of the backend: its optional ``identity()`` (a
+    program's files and their sha256, how it was run), else its name.  A backend whose
+    identity() fails is recorded with the reason, never left out silently."""
+    name = getattr(backend, "name", type(backend).__name__)
+    method = getattr(backend, "identity", None)
+    if method is None:
+        return {"name": name}
+    try:
+        found = dict(method())
+    except Exception as exc:  # a third-party backend's bug must not lose the run
+        return {"name": name, "identity_error": f"{type(exc).__name__}: {exc}"[:300]}
+    return {"name": name, **found}
 
 
 # -- batches (optional) ------------------------------------------------------------------

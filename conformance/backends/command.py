@@ -5,13 +5,18 @@ The program is called the way Arm's ``tosa_reference_model`` is::
     EXECUTABLE [ARG...] --test_desc WORKDIR/desc.json
 
 ``command:--denormals=MODES EXECUTABLE ...`` declares the program's denormal modes
-(``flush``, ``supported``, or per type ``fp16=flush,fp32=supported``); the option is
-the backend's own and is not passed to the program.
+(``flush``, ``supported``, or per type ``fp16=flush,fp32=supported``);
+``command:--no-sandbox EXECUTABLE ...`` runs it outside the sandbox
+(conformance.backends.sandbox).  These options are the backend's own and are not
+passed to the program.
 
-``desc.json`` is a copy of the vector's, with ``tosa_file``, ``ifm_file`` and
-``ofm_file`` made absolute paths into ``WORKDIR``, where the graph and the inputs are
-written first (from the loaded vector, so zipped packs work too).  The program writes
-one ``.npy`` per ``ofm_file``, or rejects the graph by exiting non-zero or writing
+``desc.json`` says what the program needs to run the graph and nothing of the answer:
+the graph, input and result files (absolute paths into ``WORKDIR``, where the graph
+and the inputs are written first, from the loaded vector, so zipped packs work too),
+each input's and output's type and shape, the operator, mode and level.  Not the
+vector's name, kind, rule or expected results: a program told "this one must fail"
+could pass every error vector without reading the graph.  The program writes one
+``.npy`` per ``ofm_file``, or rejects the graph by exiting non-zero or writing
 ``WORKDIR/error.txt``.  docs/backends.md is the full convention; how each outcome is
 read is in :meth:`CommandBackend.run`.
 """
@@ -20,19 +25,24 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
+import select
 import shlex
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from conformance.backends import sandbox
 from conformance.backends.base import BackendError, BackendResult
 from conformance.dtypes import DType
 from reference.compliance.denormals import format_modes, parse_modes
@@ -43,15 +53,20 @@ from vectors.pack_model import LoadedVector
 from vectors.pack_source import max_file_bytes
 
 DESC_FILE = "desc.json"
-# Leading option of the backend itself (never passed to the program).
+# Leading options of the backend itself (never passed to the program).
 DENORMALS_OPTION = "--denormals="
+NO_SANDBOX_OPTION = "--no-sandbox"
 GRAPH_FILE = "graph.tosa"
 ERROR_FILE = "error.txt"
-LOG_FILE = "backend-output.log"  # the program's stdout and stderr, interleaved
+UNSUPPORTED_FILE = "unsupported.txt"  # the program does not implement what the graph needs
 # The runner kills a worker long before this; it only bounds a program run without it
 # (the pytest plugin's --tosa-in-process, a script calling run() directly).
 DEFAULT_TIMEOUT = 3600.0
 _LOG_TAIL = 64 * 1024  # bytes of the log kept: enough for a report, bounded for a chatty tool
+_ERROR_BYTES = 4096  # of error.txt: its first line is the message
+# After the program has exited, how long output still arriving (from something it
+# left running outside its process group) is read before it is ignored.
+_DRAIN_SECONDS = 1.0
 # Narrow float types whose raw bytes ml_dtypes' np.save writes as an opaque void dtype.
 _RAW_NARROW = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
 _NPY_HEAD = 10000 + 12  # numpy's longest header, with its magic and length
@@ -80,9 +95,14 @@ class CommandBackend:
         except ValueError as exc:
             raise BackendError(f"command backend: cannot split {argument!r}: {exc}") from None
         self.denormals: dict[str, str] = {}
-        while argv and argv[0].startswith(DENORMALS_OPTION):
+        self.sandboxed = True
+        while argv and (argv[0].startswith(DENORMALS_OPTION) or argv[0] == NO_SANDBOX_OPTION):
+            option = argv.pop(0)
+            if option == NO_SANDBOX_OPTION:
+                self.sandboxed = False
+                continue
             try:
-                modes = parse_modes(argv.pop(0).removeprefix(DENORMALS_OPTION))
+                modes = parse_modes(option.removeprefix(DENORMALS_OPTION))
             except ValueError as exc:
                 raise BackendError(f"command backend: {DENORMALS_OPTION}: {exc}") from None
             self.denormals.update(format_modes(modes))
@@ -98,11 +118,28 @@ class CommandBackend:
     def unsupported(self, vector: LoadedVector) -> str | None:
         return None  # a program has no way to decline before it runs
 
+    def identity(self) -> dict[str, object]:
+        """What a certificate records of the program: the files it names (with their
+        sha256, so that a later run can be matched to the same build) and how it ran."""
+        files = []
+        for arg in self.argv:
+            path = Path(arg)
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_size <= 1 << 30:
+                    files.append({"path": str(path), "sha256": _sha256(path)})
+        return {
+            "argv": list(self.argv),
+            "files": files,
+            "sandbox": sandbox.status(self.sandboxed),
+        }
+
     def run(self, vector: LoadedVector, workdir: Path) -> BackendResult:
         """Run the program on the vector and read what it did.
 
         * killed by a signal (or exit status 128+N, a shell's report of signal N):
           :class:`BackendCrash`, so the runner records ``crashed``;
+        * ``unsupported.txt`` written (whatever the exit status): the program does not
+          implement what the graph needs; the vector is skipped with its first line;
         * exit status other than 0, or ``error.txt`` written: the graph is rejected,
           with error.txt's text (else the exit status) as the message;
         * exit status 0: the outputs.  A missing result file leaves that output out (the
@@ -113,12 +150,18 @@ class CommandBackend:
         workdir = Path(workdir).resolve()
         desc_path, results = materialize(vector, workdir)
         code, log = self._execute(desc_path, workdir)
-        crash = _signal_of(code)
+        crash = _signal_of(code, sandboxed=self.sandboxed and sandbox.unavailable() is None)
         if crash is not None:
             raise BackendCrash(f"{self._program} {crash}{_last_line(log)}")
+        unsupported = workdir / UNSUPPORTED_FILE
+        if os.path.lexists(unsupported):
+            why = _read_message(unsupported) or "no reason given"
+            return BackendResult.decline(f"{self._program} declined: {why}", log)
         error = workdir / ERROR_FILE
-        if error.exists():
-            message = _read_message(error) or f"{self._program} wrote an empty {ERROR_FILE}"
+        if os.path.lexists(error):
+            message = _read_message(error) or (
+                f"{self._program} wrote an empty or unreadable {ERROR_FILE}"
+            )
             return BackendResult.reject(message, log)
         if code != 0:
             message = f"{self._program} exited with status {code}{_last_line(log)}"
@@ -142,40 +185,88 @@ class CommandBackend:
         return BackendResult(outputs, None, log)
 
     def _execute(self, desc_path: Path, workdir: Path) -> tuple[int, str]:
-        """Run the program to its end; (exit status, the tail of its output)."""
-        log_path = workdir / LOG_FILE
-        with log_path.open("wb") as log:
-            # Own session, so that the whole process group (the program and anything it
-            # started) can be killed; the pipe-free log file cannot fill up and block it.
-            proc = subprocess.Popen(
-                # In the caller's folder, so that relative ARGs mean what they say.
-                [*self.argv, "--test_desc", str(desc_path)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent(),  # only a prctl call: safe after fork
-            )
+        """Run the program to its end; (exit status, the tail of its output).
+
+        Its stdout and stderr go to a pipe of which only the last 64 KiB are kept, so a
+        program that floods its output costs time (its timeout bounds it), never disk or
+        memory.
+        """
+        argv = [*self.argv, "--test_desc", str(desc_path)]
+        with contextlib.ExitStack() as stack:
+            stdin: int = subprocess.DEVNULL
+            if self.sandboxed and sandbox.unavailable() is None:
+                argv, stdin = stack.enter_context(sandbox.wrapped(argv, workdir))
+            read_end, write_end = os.pipe()
+            stack.callback(os.close, read_end)
             try:
-                code = proc.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                raise CommandTimeout(
-                    f"{self._program} still running after {self.timeout:g} s; killed"
-                ) from None
+                # Own session, so that the whole process group (the program and anything
+                # it started) can be killed.
+                proc = subprocess.Popen(
+                    # In the caller's folder, so that relative ARGs mean what they say.
+                    argv,
+                    stdin=stdin,
+                    stdout=write_end,
+                    stderr=write_end,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent(),  # only a prctl call: safe after fork
+                )
+            finally:
+                os.close(write_end)
+            try:
+                log = _read_until_exit(proc, read_end, time.monotonic() + self.timeout)
+                if log is None:
+                    raise CommandTimeout(
+                        f"{self._program} still running after {self.timeout:g} s; killed"
+                    )
             finally:
                 # Also after a normal exit: leftovers of the program must not outlive the
-                # vector (a real daemon leaves the session with setsid and is spared).
+                # vector (a real daemon leaves the session with setsid and is spared,
+                # unless it is sandboxed: then it dies with the sandbox).
                 _kill_group(proc)
-        return code, _tail(log_path)
+        code = proc.returncode
+        text = log.decode("utf-8", errors="replace")
+        failure = sandbox.setup_failure(code, text)
+        if failure is not None:
+            raise RuntimeError(f"the sandbox for {self._program} could not start: {failure}")
+        return code, text
+
+
+def _read_until_exit(proc: subprocess.Popen[bytes], fd: int, deadline: float) -> bytes | None:
+    """The last bytes written to ``fd`` until the program exits; None at ``deadline``."""
+    tail = bytearray()
+    exited_at: float | None = None
+    while True:
+        now = time.monotonic()
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > _DRAIN_SECONDS:
+            break  # something the program left behind still holds the pipe
+        if exited_at is None and now >= deadline:
+            return None
+        wait = 0.05 if exited_at is not None else min(0.5, deadline - now)
+        ready, _, _ = select.select([fd], [], [], max(0.0, wait))
+        if not ready:
+            continue
+        chunk = os.read(fd, _LOG_TAIL)
+        if not chunk:  # every writer is gone
+            if proc.poll() is None:
+                remaining = deadline - time.monotonic()
+                try:
+                    proc.wait(timeout=max(0.0, remaining))
+                except subprocess.TimeoutExpired:
+                    return None
+            break
+        tail += chunk
+        if len(tail) > _LOG_TAIL:
+            del tail[: len(tail) - _LOG_TAIL]
+    return bytes(tail)
 
 
 def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Path]]:
     """Write graph.tosa, the inputs and desc.json into ``workdir``.
 
     Returns the desc.json path and, per graph output, the result file the program is
-    to write.  The copy of desc.json keeps every field of the vector's, with the file
-    entries made absolute; ``expected[].file`` and ``bound_file`` become null, because
-    the expected results are not given to the program under test.
+    to write.  What desc.json holds, and why no more, is in the module docstring.
     """
     main = vector.graph.main
     graph_path = workdir / GRAPH_FILE
@@ -185,23 +276,27 @@ def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Pa
         path = workdir / f"input-{k}.npy"
         save_array(path, vector.inputs[name], main.tensors[name].dtype)
         inputs[name] = str(path)
-    results = {
-        name: workdir / vector.result_files.get(name, f"result-{k}.npy")
-        for k, name in enumerate(main.outputs)
+    # Numbered, never the pack's own names: those could say which outputs are compared.
+    results = {name: workdir / f"result-{k}.npy" for k, name in enumerate(main.outputs)}
+
+    def tensor(name: str, file: str | None) -> dict[str, Any]:
+        t = main.tensors[name]
+        return {"name": name, "dtype": t.dtype.name, "shape": list(t.shape), "file": file}
+
+    level = vector.desc.get("requirements", {}).get("level")
+    desc: dict[str, Any] = {
+        "format_version": vector.desc.get("format_version"),
+        "operator": vector.operator,
+        "mode": vector.mode,
+        "requirements": {"level": level},
+        "tosa_file": str(graph_path),
+        "ifm_name": list(main.inputs),
+        "ifm_file": list(inputs.values()),
+        "ofm_name": list(main.outputs),
+        "ofm_file": [str(p) for p in results.values()],
+        "inputs": [tensor(n, inputs[n]) for n in main.inputs],
+        "outputs": [tensor(n, str(results[n])) for n in main.outputs],
     }
-    desc = dict(vector.desc)
-    desc.update(
-        tosa_file=str(graph_path),
-        ifm_name=list(main.inputs),
-        ifm_file=list(inputs.values()),
-        ofm_name=list(main.outputs),
-        ofm_file=[str(p) for p in results.values()],
-    )
-    desc.setdefault("expected_failure", vector.kind == "error")
-    if "inputs" in desc:
-        desc["inputs"] = [{**i, "file": inputs.get(i["name"])} for i in desc["inputs"]]
-    if "expected" in desc:
-        desc["expected"] = [{**e, "file": None, "bound_file": None} for e in desc["expected"]]
     desc_path = workdir / DESC_FILE
     desc_path.write_text(json.dumps(desc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return desc_path, results
@@ -221,7 +316,7 @@ def read_result(path: Path, dtype: DType, shape: tuple[int, ...] | None = None) 
     label = path.name
     try:
         # Without blocking: a program may leave a FIFO where its result should be.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = _open_own(path)
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode):
@@ -271,10 +366,13 @@ def _resolve(program: str) -> str:
     return str(path)
 
 
-def _signal_of(code: int) -> str | None:
+def _signal_of(code: int, *, sandboxed: bool = False) -> str | None:
     """How the program died, when it died by a signal."""
     if code < 0:
         return f"was killed by signal {-code} ({_signal_name(-code)})"
+    if sandboxed and code > 128 and (code - 128) in {int(s) for s in signal.valid_signals()}:
+        # The sandbox's shell reports its child's death by signal N this way.
+        return f"was killed by signal {code - 128} ({_signal_name(code - 128)})"
     # A shell script that runs the program without exec reports its death this way;
     # read as a rejection, a crash would pass every must-fail vector.
     if code > 128 and (code - 128) in {int(s) for s in signal.valid_signals()}:
@@ -318,20 +416,35 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def _tail(path: Path) -> str:
-    with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - _LOG_TAIL))
-        return f.read().decode("utf-8", errors="replace")
-
-
 def _last_line(log: str) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     return f": {lines[-1][:200]}" if lines else ""
 
 
+def _open_own(path: Path) -> int:
+    """A file the program wrote in its work folder, opened for reading.  Without
+    blocking (a FIFO) and without following a final symbolic link: a result that is a
+    link to the pack's expected file must not be read as the program's own."""
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+
+
 def _read_message(path: Path) -> str:
+    """error.txt's first line, from its first few KiB; "" when it is not a regular file
+    of the program's (a link to /dev/zero, a FIFO, a folder) or cannot be read."""
     try:
-        return one_line(path.read_text(encoding="utf-8", errors="replace")).strip()
+        fd = _open_own(path)
     except OSError:
         return ""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return ""
+            data = f.read(_ERROR_BYTES)
+        except OSError:
+            return ""
+    return one_line(data.decode("utf-8", errors="replace")).strip()
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

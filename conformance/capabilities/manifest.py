@@ -21,6 +21,7 @@ from typing import Any
 
 from conformance.claims import ClaimError
 from conformance.spec import Spec, TypeSupport
+from conformance.user_files import UserFileError, read_user_text
 
 SCHEMA_PATH = Path(__file__).parent / "schema.json"
 
@@ -211,9 +212,10 @@ def _check_names(data: Mapping[str, Any], origin: str, spec: Spec) -> None:
 
 def load_file(path: Path, spec: Spec) -> Manifest:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot read the manifest: {exc.strerror}") from None
+        # Not read_text: a FIFO would hang the command, /dev/zero fill its memory.
+        text = read_user_text(path, "a capability manifest")
+    except UserFileError as exc:
+        raise ManifestError(str(exc)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.atomic_file import Lock, write_files
 from conformance.backends import BackendError, get_backend
 from conformance.certify import (
     CertifyError,
@@ -18,7 +20,7 @@ from conformance.certify import (
     pack_coverage,
 )
 from conformance.certify_report import html_page, markdown
-from conformance.claims import required_modes
+from conformance.claims import Claim, required_modes
 from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
 from conformance.cli.executor_args import (
     add_executor_arguments,
@@ -28,10 +30,13 @@ from conformance.cli.executor_args import (
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
 from conformance.cli.run_cmd import add_selection_arguments, read_selection, stopped
 from conformance.generate import DEFAULT_EXAMPLES, Options, default_jobs, generate
+from conformance.merge import Results
 from conformance.progress import Progress
+from conformance.results_file import in_a_pack
 from conformance.runner import PASSED, Interrupted, RunReport, run_pack
 from conformance.selection import KnownFailures, SelectionError
 from conformance.spec import Spec
+from vectors.pack_source import INDEX
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,7 +99,32 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
             f"pairs {claim.describe()} requires: there is no subset to certify"
         )
     out = Path(args.output)
+    where = in_a_pack(out)
+    if where is not None:
+        raise UsageError(
+            f"-o {out}: {where}; a certificate and its reports are never written into a "
+            "pack: give -o a folder outside it"
+        )
     out.mkdir(parents=True, exist_ok=True)
+    # One certify per folder: its results, certificate and reports are one run's.
+    busy = f"{out}: another 'certify' (or 'generate') is writing into this folder; wait for "
+    lock = Lock(out, busy + "it, or give -o another folder", folder=True)
+    try:
+        return _certify(spec, args, claim, known, executor, manifest, out)
+    finally:
+        lock.close()
+
+
+def _certify(
+    spec: Spec,
+    args: argparse.Namespace,
+    claim: Claim,
+    known: KnownFailures | None,
+    executor: Any,
+    manifest: Any,
+    out: Path,
+) -> int:
+    """Certify into ``out``, which this process has locked."""
     if args.generate:
         pack = out / "pack"
         if pack.exists() and any(pack.iterdir()):
@@ -126,6 +156,8 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
 
     with open_pack(pack) as opened:
         pack_sha = opened.pack_sha256
+        # The canonical hash says what the pack holds; this one, which bytes were read.
+        raw_index = hashlib.sha256(opened.source.read(INDEX) or b"").hexdigest()
     covered = pack_coverage(spec, claim, pack, manifest)
     for warning in covered.warnings():
         print(f"warning: {warning}", file=sys.stderr)
@@ -134,8 +166,10 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     source: dict[str, Any] | None = None
     try:
         if args.results:
-            report = earlier_results(args.results, pack, args.backend, ops, args.exclude, known)
-            source = results_source(args.results)
+            report, merged = earlier_results(
+                args.results, pack, args.backend, ops, args.exclude, known, claim
+            )
+            source = results_source(merged)
         else:
             with executor_errors(), Progress("run", enabled=not args.quiet) as progress:
                 report = run_pack(
@@ -151,21 +185,31 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
                     known=known,
                     executor=executor,
                     capabilities=manifest,
+                    claim=claim,
                 )
     except (SelectionError, Interrupted) as exc:
         return stopped(exc)
+    if source is None:  # this run: the results it wrote, as they are on disk now
+        written = out / "results.jsonl"
+        source = {"kind": "run", "results": written.name, "sha256": _sha256(written)}
     chains = chain_vectors(pack, report.results)
     cert = make_certificate(
         spec, claim, args.backend, pack_sha, report, covered, manifest, source, chains
     )
+    cert.pack_json_sha256 = raw_index
     margins: dict[tuple[str, str], list[float]] = {}
     for r in report.results:
         if r.kind == "valid" and r.verdict == PASSED and r.margin is not None:
             margins.setdefault((r.operator, r.mode), []).append(r.margin)
     counts = report.counts()  # the totals 'run' prints, so the report agrees with it
-    (out / "certificate.json").write_text(json.dumps(cert.to_json(), indent=1) + "\n")
-    (out / "report.md").write_text(markdown(cert, str(pack), margins, counts))
-    (out / "report.html").write_text(html_page(cert, str(pack), margins, counts))
+    # All three whole, or (a full disk) all three as they were.
+    write_files(
+        {
+            out / "certificate.json": (json.dumps(cert.to_json(), indent=1) + "\n").encode(),
+            out / "report.md": markdown(cert, str(pack), margins, counts).encode("utf-8"),
+            out / "report.html": html_page(cert, str(pack), margins, counts).encode("utf-8"),
+        }
+    )
     summary = cert.to_json()["summary"]
     verdict = cert.headline()
     print(
@@ -196,17 +240,10 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     return 0 if cert.passed else 1
 
 
-def results_source(paths: list[Path]) -> dict[str, Any]:
-    """The provenance of a certificate made from results files: each file's sha256."""
-    import hashlib
-
-    files = []
-    for p in paths:
-        digest = hashlib.sha256()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-        files.append({"path": str(p), "sha256": digest.hexdigest()})
+def results_source(merged: Results) -> dict[str, Any]:
+    """The provenance of a certificate made from results files: each file's sha256, of
+    the bytes its verdicts were read from."""
+    files = [{"path": str(p.path), "sha256": p.sha256} for p in merged.parts]
     return {
         "kind": "results files",
         "files": files,
@@ -221,12 +258,16 @@ def earlier_results(
     ops: str,
     exclude: str | None,
     known: KnownFailures | None,
-) -> RunReport:
+    claim: Any = None,
+) -> tuple[RunReport, Results]:
     """The report of an earlier run (or of its shards, merged) of ``pack`` on ``backend``,
-    holding a result for every vector the claim selects; the known failures are applied
-    afresh, so a list edited since the run counts."""
-    from conformance.backends.base import denormal_modes
+    holding a result for every vector the claim selects, and the files merged; the known
+    failures are applied afresh, so a list edited since the run counts.  A vector that
+    needs more than the claim (conformance.claims.beyond_claim) is left out, whatever the
+    file says of it."""
+    from conformance.backends.base import denormal_modes, identity_of
     from conformance.merge import MergeError, merge
+    from conformance.results_file import shown
     from conformance.runner import mark_known
     from conformance.selection import Selection
     from reference.compliance.denormals import format_modes
@@ -238,13 +279,18 @@ def earlier_results(
         raise UsageError(str(exc)) from None
     with open_pack(pack) as opened:
         names = Selection(ops, None, exclude, known).select(opened)
+        if claim is not None:
+            from conformance.claim_scope import beyond_claim
+
+            outside = beyond_claim(claim, opened, names)
+            names = [n for n in names if n not in outside]
         sha = opened.pack_sha256
         entries = {e.name: e for e in opened.entries}
     for key, want in (("pack_sha256", sha), ("backend", backend)):
         if merged.header.get(key) != want:
             raise UsageError(
-                f"{merged.path}: the results are for {key} {merged.header.get(key)!r}, not "
-                f"{want!r} (--pack / --backend)"
+                f"{merged.path}: the results are for {key} {shown(merged.header.get(key))}, "
+                f"not {want!r} (--pack / --backend)"
             )
     by_name = {r.vector: r for r in merged.results}
     missing = [n for n in names if n not in by_name]
@@ -263,5 +309,12 @@ def earlier_results(
             r.verdict, r.known_failure = r.known_failure, ""
         if known is not None:
             mark_known(r, known.reason(entries[r.vector]))
-    declared = format_modes(denormal_modes(get_backend(backend)))
-    return RunReport(results, len(results), sum(r.seconds for r in results), declared)
+    made = get_backend(backend)
+    declared = format_modes(denormal_modes(made))
+    seconds = sum(r.seconds for r in results)
+    return RunReport(results, len(results), seconds, declared, identity_of(made)), merged
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from conformance.cli.main import UsageError
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(spec: Spec, args: argparse.Namespace) -> int:
-    if args.json.resolve() in {p.resolve() for p in args.results}:
+    if any(_same_file(args.json, p) for p in args.results):
         raise UsageError(f"--json {args.json}: would overwrite one of the results it merges")
     try:
         merged = merge(args.results)
@@ -40,3 +41,12 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         f"into {args.json}"
     )
     return 0
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file (links, hard links); an unreadable path, or a
+    loop of links, is no file of the merge's (its reader reports it)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -16,6 +16,7 @@ from conformance.cli.executor_args import (
 from conformance.cli.main import UsageError
 from conformance.generate import default_jobs
 from conformance.progress import Progress
+from conformance.results_file import in_a_pack
 from conformance.run_summary import summary_lines, write_junit
 from conformance.runner import Interrupted, run_pack
 from conformance.selection import (
@@ -122,6 +123,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(spec: Spec, args: argparse.Namespace) -> int:
     if args.resume and args.json is None:
         raise UsageError("--resume needs --json F: the results to resume from")
+    if args.junit is not None and (where := in_a_pack(args.junit)) is not None:
+        # Refused before the run: written after it, it would have cost the whole run.
+        raise UsageError(
+            f"--junit {args.junit}: {where}; a report is never written into a pack: give "
+            "it a path outside it"
+        )
     known = read_selection(args)
     try:
         shard = Shard.parse(args.shard) if args.shard else None

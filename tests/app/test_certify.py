@@ -314,3 +314,20 @@ def test_a_failing_chain_is_its_own_finding(small_spec: Path, certified: Path) -
     cert = certificate(results)
     assert cert.chains[0].alone == ["SUB [fp32]"] and not cert.chain_findings
     assert "listed under SUB [fp32], which fail alone too" in markdown(cert, "pack", {}, {})
+
+
+def test_the_certificate_binds_the_bytes_it_was_made_from(certified: Path) -> None:
+    """The pack.json bytes read (pack_sha256 is of its content), the results this run
+    wrote, and the backend: a certificate names each by sha256 (issue 26)."""
+    import hashlib
+
+    cert = json.loads((certified / "certificate.json").read_text())
+    index = next(certified.rglob("pack.json"))
+    assert cert["pack_json_sha256"] == hashlib.sha256(index.read_bytes()).hexdigest()
+    results = (certified / "results.jsonl").read_bytes()
+    assert cert["source"] == {
+        "kind": "run",
+        "results": "results.jsonl",
+        "sha256": hashlib.sha256(results).hexdigest(),
+    }
+    assert cert["backend_identity"] == {"name": "reference"}

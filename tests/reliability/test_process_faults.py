@@ -341,3 +341,26 @@ def test_generate_workers_die_with_generate(tmp_path: Path, sig: signal.Signals)
     rerun = run_cli(["generate", "--profile", "BI", "--ops", "ADD", "--examples", "1",
                      "--no-targeted", "--no-levels", "--quiet", "-o", str(out)])  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
+
+
+@pytest.mark.parametrize(
+    ("factory", "detail"),
+    [
+        ("raise_interrupt", "the backend raised KeyboardInterrupt"),
+        ("raise_exit", "the backend raised SystemExit: 3"),
+        ("raise_unprintable", "the backend raised _Unprintable (its message cannot be shown)"),
+    ],
+)
+def test_a_backend_raising_what_is_not_an_exception_is_its_vectors_crash(
+    small_pack: Path, tmp_path: Path, factory: str, detail: str
+) -> None:
+    """D12: these printed worker tracebacks; each is that vector's crash, and the run
+    goes on to the end."""
+    results = tmp_path / "r.jsonl"
+    backend = f"python:{BACKENDS}:{factory}"
+    argv = ["run", "--pack", str(small_pack), "--backend", backend, "--jobs", "1"]
+    proc = run_cli([*argv, "--json", str(results), "--quiet"])
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    docs = [json.loads(x) for x in results.read_text().splitlines()[1:]]
+    assert len(docs) == 9 and all(d["verdict"] == "crashed" for d in docs)
+    assert all(d["detail"] == detail for d in docs), {d["detail"] for d in docs}

@@ -114,9 +114,8 @@ _LINES: list[str] = []
 def _reference_lines() -> list[str]:
     if not _LINES:
         header = make_header("0" * 64, "reference", {"timeout": 60.0})
-        docs = [header] + [
-            {"vector": f"V{k}", "verdict": "passed", "detail": "x" * 50} for k in range(4)
-        ]
+        record = {"operator": "ADD", "mode": "m", "kind": "valid", "verdict": "passed"}
+        docs = [header] + [{**record, "vector": f"V{k}", "detail": "x" * 50} for k in range(4)]
         _LINES.extend(json.dumps(d, sort_keys=True) for d in docs)
     return _LINES
 

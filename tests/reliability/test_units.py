@@ -121,8 +121,9 @@ def test_read_regular_file_refuses_a_folder_and_a_device(tmp_path: Path) -> None
 def test_results_file_checks_every_header_key(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     header = make_header("a" * 64, "reference", {"timeout": 60.0})
+    record = {"vector": "V", "operator": "ADD", "mode": "m", "kind": "valid", "verdict": "passed"}
     with ResultsFile(path, header, resume=False) as f:
-        f.append({"vector": "V", "verdict": "passed"})
+        f.append(record)
     for other in (
         make_header("b" * 64, "reference", {"timeout": 60.0}),
         make_header("a" * 64, "mutant:x", {"timeout": 60.0}),
@@ -131,4 +132,21 @@ def test_results_file_checks_every_header_key(tmp_path: Path) -> None:
         with pytest.raises(ResultsFileError, match="written by another run"):
             ResultsFile(path, other, resume=True)
     with ResultsFile(path, header, resume=True) as f:
-        assert f.previous == [{"vector": "V", "verdict": "passed"}]
+        assert f.previous == [record]
+
+
+def test_a_vector_that_fails_to_load_in_any_way_blames_the_pack() -> None:
+    """D8: a vector whose hashes agree but whose loading raises anything, not only a
+    PackError (a reader's bug on a damaged file), is the pack's fault: run_pack stops
+    on PACK_DAMAGE; it is never the backend's crash."""
+    from conformance.backends.reference import ReferenceBackend
+    from conformance.runner import PACK_DAMAGE, _serve_one
+
+    def load(name: str):
+        raise ValueError("buffer is smaller than requested size")
+
+    doc = _serve_one(ReferenceBackend(), "ADD_x", load, lambda _: ("ADD", "fp32", "valid"))
+    assert (
+        doc["detail"]
+        == f"{PACK_DAMAGE}cannot load it: ValueError: buffer is smaller than requested size"
+    )

@@ -117,3 +117,36 @@ def main_process_only(_: object) -> ReferenceBackend:
     if first != str(os.getpid()):
         raise RuntimeError("no device in a forked process")
     return ReferenceBackend()
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no text for this one")
+
+
+class Raiser(ReferenceBackend):
+    """Raises, from run(), what ``what`` names: ``interrupt`` (KeyboardInterrupt),
+    ``exit`` (SystemExit), or ``unprintable`` (an exception whose str() fails)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(None)
+        self.what = what
+
+    def run(self, vector, workdir: Path) -> BackendResult:
+        if self.what == "interrupt":
+            raise KeyboardInterrupt
+        if self.what == "exit":
+            raise SystemExit(3)
+        raise _Unprintable
+
+
+def raise_interrupt(_: object) -> Raiser:
+    return Raiser("interrupt")
+
+
+def raise_exit(_: object) -> Raiser:
+    return Raiser("exit")
+
+
+def raise_unprintable(_: object) -> Raiser:
+    return Raiser("unprintable")

@@ -7,6 +7,10 @@
 * ``hang``: starts a marked grandchild, then sleeps.
 * ``big-result``: writes, for every output, a sparse .npy of 2 GiB declaring shape
   [268435456] of float64.
+* ``flood``: writes to stdout without end (the run's timeout stops it).
+* ``error-zero``, ``error-fifo``: makes error.txt a link to /dev/zero, or a FIFO.
+* ``result-link PATH``: makes every result a symbolic link to PATH; ``result-dir``, a
+  folder; ``result-fifo``, a FIFO.
 """
 
 import json
@@ -49,3 +53,22 @@ if mode == "big-result":
             f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
             f.truncate(128 + (2 << 30))  # sparse: no disk used, 2 GiB to read
     sys.exit(0)
+if mode == "flood":
+    block = b"x" * (1 << 20)
+    while True:
+        sys.stdout.buffer.write(block)
+work = Path(desc["tosa_file"]).parent
+if mode == "error-zero":
+    (work / "error.txt").symlink_to("/dev/zero")
+    sys.exit(0)
+if mode == "error-fifo":
+    os.mkfifo(work / "error.txt")
+    sys.exit(0)
+for path in desc["ofm_file"]:
+    if mode == "result-link":
+        Path(path).symlink_to(args[1])
+    elif mode == "result-dir":
+        Path(path).mkdir()
+    elif mode == "result-fifo":
+        os.mkfifo(path)
+sys.exit(0)
