@@ -15,72 +15,39 @@ import zlib
 from pathlib import Path
 from typing import Protocol
 
+from conformance import user_files
 from conformance.atomic_file import file_kind as _kind
+
+# The limit and its knob, where the pack reader's users have always imported them from.
+from conformance.user_files import DEFAULT_MAX_FILE_MIB as DEFAULT_MAX_FILE_MIB
+from conformance.user_files import MAX_FILE_ENV as MAX_FILE_ENV
 from vectors.pack_errors import NotAPackError, PackError, one_line
 
 INDEX = "pack.json"
 
-# Limits on what one file of a pack may make this program read into memory.  A pack
-# comes from someone else: a zip member or a file declaring more is refused unread.
-# The environment variable changes the limit (in MiB) for packs with larger tensors.
-MAX_FILE_ENV = "TOSA_CONFORMANCE_MAX_FILE_MIB"
-DEFAULT_MAX_FILE_MIB = 64  # 8 Mi fp64 elements: far above any generated tensor
 _CHUNK = 1 << 20
 
 
 def max_file_bytes() -> int:
     """The largest pack file (or backend result file) that is read, in bytes."""
-    raw = os.environ.get(MAX_FILE_ENV)
-    if raw is None:
-        return DEFAULT_MAX_FILE_MIB << 20
     try:
-        mib = int(raw)
-    except ValueError:
-        mib = -1
-    if mib < 1:
-        raise PackError(f"{MAX_FILE_ENV}={raw!r}: must be a whole number of MiB, at least 1")
-    return mib << 20
+        return user_files.max_file_bytes()
+    except user_files.FileReadError as exc:
+        raise PackError(str(exc)) from None
 
 
 def _too_big(label: str, size: int, limit: int, what: str = "a pack file") -> PackError:
-    return PackError(
-        f"{label}: {size} bytes, more than the {limit >> 20} MiB {what} may have "
-        f"(set {MAX_FILE_ENV} to raise the limit)"
-    )
+    return PackError(user_files.too_big(label, size, limit, what))
 
 
 def read_regular_file(
     path: Path, label: str, limit: int | None = None, what: str = "a pack file"
 ) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file within ``limit`` bytes; None when it
-    does not exist; PackError for anything else (a FIFO, a device, a folder, too big:
-    ``what`` names the kind of file in that message).
-
-    Opened without blocking and checked with fstat before any read, so a FIFO cannot
-    hang the reader and ``/dev/zero`` cannot fill memory.
-    """
-    limit = max_file_bytes() if limit is None else limit
+    """:func:`conformance.user_files.read_regular`, with PackError for its errors."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise PackError(one_line(f"{label}: cannot read: {exc.strerror or exc}")) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PackError(f"{label}: not a regular file ({_kind(info.st_mode)}); refused")
-        if info.st_size > limit:
-            raise _too_big(label, info.st_size, limit, what)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(info.st_size + 1)
-        if len(data) != info.st_size:
-            raise PackError(f"{label}: changed while it was read; refused")
-        return data
-    except OSError as exc:
-        raise PackError(one_line(f"{label}: cannot read: {exc.strerror or exc}")) from None
-    finally:
-        os.close(fd)
+        return user_files.read_regular(path, label, limit, what)
+    except user_files.FileReadError as exc:
+        raise PackError(str(exc)) from None
 
 
 class PackSource(Protocol):

@@ -139,7 +139,7 @@ class CommandBackend:
         * killed by a signal (or exit status 128+N, a shell's report of signal N):
           :class:`BackendCrash`, so the runner records ``crashed``;
         * ``unsupported.txt`` written (whatever the exit status): the program does not
-          implement what the graph needs; the vector is skipped with its first line;
+          implement what the graph needs; the vector is skipped with its text as the reason;
         * exit status other than 0, or ``error.txt`` written: the graph is rejected,
           with error.txt's text (else the exit status) as the message;
         * exit status 0: the outputs.  A missing result file leaves that output out (the

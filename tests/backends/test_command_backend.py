@@ -407,3 +407,21 @@ def test_bad_denormals_options(option: str, message: str) -> None:
         CommandBackend(f"{option} {shlex.quote(sys.executable)}")
     with pytest.raises(BackendError, match="needs a program"):
         CommandBackend("--denormals=flush")
+
+
+def test_a_program_declines_with_unsupported_txt(valid, tmp_path: Path) -> None:
+    """unsupported.txt, whatever the exit status, makes the vector skipped with its
+    text: never failed, never passed (a claimed pair with it is not met)."""
+    from conformance.runner import SKIPPED, run_one
+
+    code = (
+        "import pathlib, sys; "
+        "(pathlib.Path(sys.argv[-1]).parent / 'unsupported.txt').write_text('no ADD here\\n'); "
+        "sys.exit(3)"
+    )
+    backend = _python(code)
+    result = backend.run(valid, tmp_path)
+    assert result.declined is not None and result.declined.endswith("declined: no ADD here")
+    assert result.rejected is None and not result.outputs
+    verdict = run_one(backend, valid)
+    assert verdict.verdict == SKIPPED and verdict.detail.endswith("declined: no ADD here")
