@@ -515,6 +515,11 @@ class IsolatedPool:
                         busy -= slot.name is None
                         on_result(VectorResult.from_json(doc))
                         continue
+                elif not slot.process.is_alive() and _unread(slot.conn):
+                    # Dead, but what it sent before dying is still in the pipe (it died
+                    # after this wait): read that first, or a vector it finished would
+                    # be blamed for the death of the next one.
+                    continue
                 if slot.preparing and (
                     not slot.process.is_alive()
                     or slot.conn in ready
@@ -583,6 +588,14 @@ class IsolatedPool:
         for slot in self.slots:
             slot.process.join(2)
             self._end(slot)  # also a worker still busy (Ctrl-C), and what it started
+
+
+def _unread(conn: Connection) -> bool:
+    """Whether ``conn`` holds data not yet received (EOF alone is not data)."""
+    try:
+        return bool(conn.poll(0))
+    except (EOFError, OSError):
+        return False
 
 
 def _described(exc: BaseException) -> str:
