@@ -33,9 +33,7 @@ def beyond_claim(claim: Claim, pack: Any, names: Iterable[str]) -> dict[str, str
             req = Requirements.from_json(pack_json.loads(raw, label)["requirements"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PackError(f"{label}: no readable requirements ({exc})") from None
-        missing = sorted(set(req.extensions) - names_in_force)
-        profile_ok = not req.profiles or any(p in names_in_force for p in req.profiles)
-        if missing or not profile_ok:
-            needs = missing if profile_ok else [" or ".join(req.profiles), *missing]
+        needs = req.missing(names_in_force)
+        if needs:
             out[name] = f"{CLAIM_SKIP}needs {', '.join(needs)}"
     return out

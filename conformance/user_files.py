@@ -13,6 +13,7 @@ so it loads nothing of ``vectors`` (tests/core/test_import_contract.py).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -122,3 +123,10 @@ def read_user_text(path: str | os.PathLike[str], what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserFileError(os.fspath(path), f"not UTF-8 text (byte {exc.start})") from None
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file (a program a certificate names, the results it was made
+    from), read in blocks."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -66,6 +66,14 @@ class Requirements:
             )
         return cls(tuple(p for ps in profiles for p in ps), extensions[0], level)
 
+    def missing(self, names: frozenset[str] | set[str]) -> list[str]:
+        """What a claim of ``names`` lacks for this vector to apply, in this class's
+        reading (one of the profiles, every extension); empty when it applies."""
+        lacking = (
+            [] if not self.profiles or set(self.profiles) & names else [" or ".join(self.profiles)]
+        )
+        return lacking + sorted(set(self.extensions) - names)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "profiles": list(self.profiles),

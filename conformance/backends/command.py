@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import json
 import os
 import select
@@ -45,6 +44,7 @@ import numpy as np
 from conformance.backends import sandbox
 from conformance.backends.base import BackendError, BackendResult
 from conformance.dtypes import DType
+from conformance.user_files import file_sha256
 from reference.compliance.denormals import format_modes, parse_modes
 from vectors.flatbuffer import format_for, serialize
 from vectors.npy import array_from, read_header, save_array
@@ -126,7 +126,7 @@ class CommandBackend:
             path = Path(arg)
             with contextlib.suppress(OSError):
                 if path.is_file() and path.stat().st_size <= 1 << 30:
-                    files.append({"path": str(path), "sha256": _sha256(path)})
+                    files.append({"path": str(path), "sha256": file_sha256(path)})
         return {
             "argv": list(self.argv),
             "files": files,
@@ -443,8 +443,3 @@ def _read_message(path: Path) -> str:
         except OSError:
             return ""
     return one_line(data.decode("utf-8", errors="replace")).strip()
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -36,6 +36,7 @@ from conformance.results_file import in_a_pack
 from conformance.runner import PASSED, Interrupted, RunReport, run_pack
 from conformance.selection import KnownFailures, SelectionError
 from conformance.spec import Spec
+from conformance.user_files import file_sha256
 from vectors.pack_source import INDEX
 
 
@@ -191,7 +192,7 @@ def _certify(
         return stopped(exc)
     if source is None:  # this run: the results it wrote, as they are on disk now
         written = out / "results.jsonl"
-        source = {"kind": "run", "results": written.name, "sha256": _sha256(written)}
+        source = {"kind": "run", "results": written.name, "sha256": file_sha256(written)}
     chains = chain_vectors(pack, report.results)
     cert = make_certificate(
         spec, claim, args.backend, pack_sha, report, covered, manifest, source, chains
@@ -313,8 +314,3 @@ def earlier_results(
     declared = format_modes(denormal_modes(made))
     seconds = sum(r.seconds for r in results)
     return RunReport(results, len(results), seconds, declared, identity_of(made)), merged
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
