@@ -312,7 +312,9 @@ class GraphBuilder:
     def build(self) -> Graph:
         # The graph says which specification it follows: its file format follows it.
         major, minor, patch = self.spec.version
-        graph = Graph([self.region], Version(major, minor, patch, self.spec.draft))
+        graph = Graph(
+            [self.region], Version(major, minor, patch, self.spec.draft), self.spec.revision
+        )
         names = {b.name for b in graph.blocks()}
         for block in graph.blocks():
             for operator in block.operators:

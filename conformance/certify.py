@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import __version__
+from conformance import __version__, revisions
 from conformance.capabilities.select import MANIFEST_SKIP
 from conformance.claim_scope import CLAIM_SKIP
 from conformance.claims import Claim, required_modes
@@ -446,6 +446,7 @@ class Certificate:
             "claim": self.claim.to_json(),
             "spec": {
                 "revision": self.spec.revision,
+                **({"commit": c} if (c := revisions.revision_commit(self.spec.revision)) else {}),
                 "version": self.spec.version_string,
                 "sha256": self.spec.sha256,
             },

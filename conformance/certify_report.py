@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from conformance.capabilities.report import subset_html, subset_markdown
 from conformance.certify import Certificate, ChainFailure, PairResult, not_met_reason
+from conformance.revisions import pinned
 
 COLOURS = {
     "met": "#2e7d32",
@@ -116,7 +117,7 @@ def markdown(
         "",
         f"**Verdict: {cert.headline()}** for {cert.claim.describe()}",
         "",
-        f"- spec: TOSA {cert.spec.version_string}, revision {cert.spec.revision} "
+        f"- spec: TOSA {cert.spec.version_string}, revision {pinned(cert.spec.revision)} "
         f"(tosa.xml sha256 `{cert.spec.sha256[:16]}...`)",
         f"- pack: `{pack}` (sha256 `{cert.pack_sha256[:16]}...`)",
         f"- date: {cert.date}",
@@ -300,7 +301,7 @@ img {{ max-width: 100%; }}
 <h1>TOSA conformance: {e(cert.backend)}</h1>
 <p class="verdict">{e(verdict)}</p>
 <p>Claim: {e(cert.claim.describe())}<br>
-Spec: TOSA {e(cert.spec.version_string)} (revision {e(cert.spec.revision)}), tosa.xml sha256
+Spec: TOSA {e(cert.spec.version_string)} (revision {e(pinned(cert.spec.revision))}), tosa.xml sha256
 <code>{e(cert.spec.sha256)}</code><br>
 Pack: <code>{e(pack)}</code>, sha256 <code>{e(cert.pack_sha256)}</code><br>
 Date: {e(cert.date)}<br>

@@ -36,7 +36,7 @@ class Claim:
 
     def describe(self) -> str:
         parts = [*self.profiles, *self.extensions]
-        of = f" of TOSA {self.revision}" if self.revision else ""
+        of = f" of TOSA {revisions.pinned(self.revision)}" if self.revision else ""
         return f"{'+'.join(parts)} @ level {self.level.name}{of}"
 
     def to_json(self) -> dict[str, object]:

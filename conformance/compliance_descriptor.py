@@ -129,6 +129,10 @@ class DotProductParams:
     acc_dtype: DType
     bias_abs_max: float = 0.0  # max(abs(bias)); > 0 adds one to ksb
     local_bound: bool = True
+    # The element types of the rule's 'input' and 'weight' (in_t, weight_t), where the
+    # revision's ABS_BOUND and VARIANCE_ERROR_BOUND depend on them (TOSA 1.1); empty
+    # where they do not.
+    input_dtypes: tuple[DType, ...] = ()
 
     def __post_init__(self) -> None:
         _require(isinstance(self.ks, int) and self.ks >= 1, f"ks must be an int >= 1: {self.ks}")
@@ -259,6 +263,7 @@ def _params_to_json(p: Params) -> dict[str, Any]:
         "acc_dtype": p.acc_dtype.name,
         "bias_abs_max": p.bias_abs_max,
         "local_bound": p.local_bound,
+        **({"input_dtypes": [t.name for t in p.input_dtypes]} if p.input_dtypes else {}),
     }
 
 
@@ -271,6 +276,8 @@ def _params_from_json(mode: Mode, raw: dict[str, Any]) -> Params:
         kwargs["magnitude"] = Magnitude(kwargs["magnitude"])
     if "acc_dtype" in kwargs:
         kwargs["acc_dtype"] = dtype(kwargs["acc_dtype"])
+    if "input_dtypes" in kwargs:
+        kwargs["input_dtypes"] = tuple(dtype(t) for t in kwargs["input_dtypes"])
     try:
         params: Params = cls(**kwargs)
         return params

@@ -15,7 +15,7 @@ from typing import Literal, NamedTuple
 import ml_dtypes
 import numpy as np
 
-Kind = Literal["bool", "int", "float", "shape"]
+Kind = Literal["bool", "int", "float", "shape", "fixed", "block"]
 
 
 class IntRange(NamedTuple):
@@ -53,6 +53,14 @@ class DType:
     normal_max: float | None = None  # largest finite value
     has_inf: bool = False
     has_nan: bool = False
+    signed: bool = True  # fp8ue8m0 has no sign bit
+    # mxint8 ("fixed"): two's-complement storage with this many implicit fraction bits.
+    frac_bits: int = 0
+    # A block-scaled composite ("block", TOSA 1.1): its value and scale types' names
+    # and the block size of the innermost dimension.
+    block_value: str = ""
+    block_scale: str = ""
+    block_size: int = 0
 
     @property
     def spec_name(self) -> str:
@@ -75,7 +83,7 @@ class DType:
     @property
     def int_range(self) -> IntRange:
         """The type's integer range; TypeError for a floating-point type (use ``fp``)."""
-        if self.kind == "float" or self.min is None or self.max is None:
+        if self.kind in ("float", "fixed", "block") or self.min is None or self.max is None:
             raise TypeError(f"{self.name} is not an integer type: it has no int_range")
         return IntRange(int(self.min), int(self.max))
 
@@ -103,7 +111,10 @@ class DType:
     def finite_range(self) -> tuple[float, float]:
         """The lowest and highest finite values of any kind of type, as floats."""
         if self.kind == "float":
-            return -self.fp.normal_max, self.fp.normal_max
+            lowest = -self.fp.normal_max if self.signed else self.fp.normal_min
+            return lowest, self.fp.normal_max
+        if self.kind in ("fixed", "block"):
+            return float(self.min or 0), float(self.max or 0)
         lo, hi = self.int_range
         return float(lo), float(hi)
 
@@ -136,7 +147,15 @@ def _int(name: str, bits: int, storage: type, lo: int, hi: int) -> DType:
 
 
 def _float(
-    name: str, bits: int, storage: type, exp_bits: int, frac: int, *, has_inf: bool, max_: float
+    name: str,
+    bits: int,
+    storage: type,
+    exp_bits: int,
+    frac: int,
+    *,
+    has_inf: bool,
+    max_: float,
+    has_nan: bool = True,
 ) -> DType:
     bias = (1 << (exp_bits - 1)) - 1
     return DType(
@@ -151,7 +170,7 @@ def _float(
         normal_min=2.0 ** (1 - bias),
         normal_max=max_,
         has_inf=has_inf,
-        has_nan=True,
+        has_nan=has_nan,
     )
 
 
@@ -174,14 +193,78 @@ SHAPE = DType("shape", "shape", 64, np.dtype(np.int64), -(1 << 63), (1 << 63) - 
 # minimum_s<i32_t>() / maximum_s<i32_t>(), which the pseudocode of many operators uses.
 I32_MIN, I32_MAX = I32.int_range
 
-ALL: tuple[DType, ...] = (BOOL, I4, I8, I16, I32, I48, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE)
+# TOSA 1.1 (introduction, "Number formats"): 64-bit integers (EXT-INT64) and the
+# microscaling element types of OCP-MX.  The fp4/fp6 formats have neither infinity nor
+# NaN; fp8ue8m0 is an unsigned power of two, 2**-127 .. 2**127, with one NaN (0xFF) and
+# no zero; mxint8 is an 8-bit two's-complement value with an implicit 1/64 scale.
+I64 = _int("i64", 64, np.int64, -(1 << 63), (1 << 63) - 1)
+FP4E2M1 = _float(
+    "fp4e2m1", 4, ml_dtypes.float4_e2m1fn, 2, 1, has_inf=False, max_=6.0, has_nan=False
+)
+FP6E2M3 = _float(
+    "fp6e2m3", 6, ml_dtypes.float6_e2m3fn, 2, 3, has_inf=False, max_=7.5, has_nan=False
+)
+FP6E3M2 = _float(
+    "fp6e3m2", 6, ml_dtypes.float6_e3m2fn, 3, 2, has_inf=False, max_=28.0, has_nan=False
+)
+FP8UE8M0 = DType(
+    "fp8ue8m0",
+    "float",
+    8,
+    np.dtype(ml_dtypes.float8_e8m0fnu),
+    min=2.0**-127,
+    max=2.0**127,
+    exponent_bits=8,
+    normal_frac=0,
+    normal_min=2.0**-127,
+    normal_max=2.0**127,
+    has_inf=False,
+    has_nan=True,
+    signed=False,
+)
+MXINT8 = DType("mxint8", "fixed", 8, np.dtype(np.int8), -2.0, 1.0 + 63 / 64, frac_bits=6)
+
+# The scale and value types of the block-scaled set bs32_fp8ue8m0_set_t (introduction,
+# "Supported Number Format Sets").
+MX_SCALE = FP8UE8M0
+MX_VALUES: tuple[DType, ...] = (FP8E4M3, FP8E5M2, FP6E3M2, FP6E2M3, FP4E2M1, MXINT8)
+MX_BLOCK_SIZE = 32
+
+
+def _block(value: DType) -> DType:
+    name = f"bs{MX_BLOCK_SIZE}_{MX_SCALE.name}_{value.name}"
+    return DType(
+        name,
+        "block",
+        value.bits,
+        value.storage,
+        value.min,
+        value.max,
+        block_value=value.name,
+        block_scale=MX_SCALE.name,
+        block_size=MX_BLOCK_SIZE,
+    )
+
+
+BLOCK_SCALED: tuple[DType, ...] = tuple(_block(v) for v in MX_VALUES)
+# The set name tosa.xml's <type_set>s use for all of them.
+BLOCK_SCALED_SET = f"bs{MX_BLOCK_SIZE}_{MX_SCALE.name}_set_t"
+
+ALL: tuple[DType, ...] = (
+    BOOL, I4, I8, I16, I32, I48, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE,
+    I64, FP4E2M1, FP6E2M3, FP6E3M2, FP8UE8M0, MXINT8, *BLOCK_SCALED,
+)  # fmt: skip
+# The types of TOSA 1.1 alone: no pack of an earlier revision holds them.
+TOSA_1_1_TYPES: frozenset[str] = frozenset(
+    d.name for d in (I64, FP4E2M1, FP6E2M3, FP6E3M2, FP8UE8M0, MXINT8, *BLOCK_SCALED)
+)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
 
 
 def dtype(name: str) -> DType:
     """Look up a type by short name (``i8``), spec name (``i8_t``) or ``size_t``/``shape_t``."""
     key = name.strip()
-    if key in ("size_t", "shape_t", "size"):
+    if key in ("size_t", "shape_t", "size", "tensor_size_t"):
         return SHAPE
     if key.endswith("_t"):
         key = key[:-2]
@@ -196,7 +279,7 @@ def from_numpy(dt: np.dtype) -> DType:
     """The TOSA type a numpy array of dtype ``dt`` holds (i4 and i48 cannot be told apart
     from i8/int64 by storage alone, so they map to i8 and shape respectively)."""
     dt = np.dtype(dt)
-    for d in (BOOL, I8, I16, I32, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE):
+    for d in (BOOL, I8, I16, I32, FP8E4M3, FP8E5M2, FP16, BF16, FP32, SHAPE, FP4E2M1, FP6E2M3, FP6E3M2, FP8UE8M0):  # noqa: E501
         if d.storage == dt:
             return d
     raise KeyError(f"numpy dtype {dt} holds no TOSA element type")

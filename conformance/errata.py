@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.spec import OperatorSpec
+    from conformance.spec import OperatorSpec, TypeSupport
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Erratum:
     why: str
     # Rewrites one operator; returns it unchanged when the quirk is absent.
     fix: Callable[[OperatorSpec], OperatorSpec] | None = None
+    # The fix is tried on every operator (a quirk of the XML's form, not of one operator).
+    every_operator: bool = False
 
 
 def _declare_acc_t(op: OperatorSpec) -> OperatorSpec:
@@ -65,6 +67,57 @@ def _variable_types(op: OperatorSpec) -> OperatorSpec:
         for a in op.arguments
     )
     return replace(op, arguments=args)
+
+
+def _bf16_requires_ext_bf16(op: OperatorSpec) -> OperatorSpec:
+    # A mode with a bf16 type whose requirement leaves EXT-BF16 out, where its siblings
+    # (the other value types of the same cast) name it.
+    modes = []
+    for m in op.modes:
+        if "bf16_t" in m.bindings.values() and not any("EXT-BF16" in r for r in m.requirements):
+            m = replace(m, requirements=tuple(r | {"EXT-BF16"} for r in m.requirements))
+        modes.append(m)
+    return replace(op, modes=tuple(modes)) if modes != list(op.modes) else op
+
+
+def _merge_repeated_modes(op: OperatorSpec) -> OperatorSpec:
+    # Same name and same types: one mode, required by any of the entries' profiles.
+    merged: dict[tuple[str, tuple[tuple[str, str], ...]], TypeSupport] = {}
+    for m in op.modes:
+        key = (m.mode.casefold(), tuple(sorted(m.bindings.items())))
+        first = merged.get(key)
+        if first is None:
+            merged[key] = m
+            continue
+        reqs = first.requirements + tuple(r for r in m.requirements if r not in first.requirements)
+        merged[key] = replace(first, requirements=reqs)
+    return replace(op, modes=tuple(merged.values())) if len(merged) < len(op.modes) else op
+
+
+def _drop_listed_combinations(op: OperatorSpec) -> OperatorSpec:
+    # A type-set combination with exactly the types of a mode listed on its own.
+    listed = {tuple(sorted(m.bindings.items())) for m in op.modes if not m.family}
+    modes = tuple(
+        m for m in op.modes if not m.family or tuple(sorted(m.bindings.items())) not in listed
+    )
+    return replace(op, modes=modes) if len(modes) < len(op.modes) else op
+
+
+def _name_repeated_modes(op: OperatorSpec) -> OperatorSpec:
+    # Same name, other types: the first keeps the name, each later one is named by the
+    # types in which it differs from the first ("signed 8 (out_t=i64_t)").
+    first: dict[str, TypeSupport] = {}
+    modes = []
+    for m in op.modes:
+        seen = first.get(m.mode.casefold())
+        if seen is None:
+            first[m.mode.casefold()] = m
+            modes.append(m)
+            continue
+        differ = [k for k, v in m.bindings.items() if seen.bindings.get(k) != v]
+        shown = ", ".join(f"{k}={m.bindings[k]}" for k in differ)
+        modes.append(replace(m, mode=f"{m.mode} ({shown})", family=m.mode))
+    return replace(op, modes=tuple(modes)) if modes != list(op.modes) else op
 
 
 ERRATA: tuple[Erratum, ...] = (
@@ -119,6 +172,50 @@ ERRATA: tuple[Erratum, ...] = (
         "a LEVEL_CHECK",
     ),
     Erratum(
+        id="cast_to_block_scaled-bf16",
+        operators=("CAST_TO_BLOCK_SCALED",),
+        xml_says="mode 'bf16 to fp4e2m1 with fp8ue8m0 scale' requires EXT-MX-COMMON and "
+        "EXT-MX-FP4E2M1 only",
+        we_use="it requires EXT-BF16 too",
+        why="the other five bf16 modes of the operator name EXT-BF16 (and_name2), as every "
+        "bf16 mode of the specification does",
+        fix=_bf16_requires_ext_bf16,
+    ),
+    Erratum(
+        id="repeated-mode",
+        operators=(),
+        every_operator=True,
+        xml_says="TOSA 1.1 lists one mode twice with the same types, once per profile "
+        "(GATHER, SCATTER, ROW_GATHER_BLOCK_SCALED 'signed 8': PRO-INT since 1.0, PRO-FP "
+        "since 1.1)",
+        we_use="one mode, required by a claim of either profile",
+        why="a mode is a type combination; two entries with the same name and types are "
+        "the same mode with two alternative requirements",
+        fix=_merge_repeated_modes,
+    ),
+    Erratum(
+        id="combination-listed-twice",
+        operators=(),
+        every_operator=True,
+        xml_says="a type-set mode (CONV2D 'Mixed precision fp with fp32 accumulate') "
+        "includes type combinations that another mode lists on its own",
+        we_use="the combination is the listed mode, with the listed mode's requirements",
+        why="the listed mode names the profile; a vector is made once per combination",
+        fix=_drop_listed_combinations,
+    ),
+    Erratum(
+        id="mode-name-shared",
+        operators=(),
+        every_operator=True,
+        xml_says="TOSA 1.1 gives two modes of different types the same name (ARGMAX "
+        "'signed 8' with out_t i32_t and with i64_t; GATHER/SCATTER with index_t i64_t)",
+        we_use="the first keeps its name; a later one is named by the types it differs in: "
+        "'signed 8 (out_t=i64_t)'",
+        why="a vector names its mode, so names must be unique; the first is the one earlier "
+        "revisions have, so 1.0's names keep their meaning",
+        fix=_name_repeated_modes,
+    ),
+    Erratum(
         id="mode-case",
         operators=(),
         xml_says="the same mode is spelled 'boolean' by some operators and 'Boolean' by others",
@@ -158,7 +255,7 @@ def apply_operator_errata(op: OperatorSpec) -> tuple[OperatorSpec, list[str]]:
     operator and the ids of the errata that changed it."""
     fired: list[str] = []
     for e in ERRATA:
-        if e.fix is None or op.name not in e.operators:
+        if e.fix is None or (op.name not in e.operators and not e.every_operator):
             continue
         fixed = e.fix(op)
         if fixed != op:

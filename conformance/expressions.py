@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-FUNCTIONS = ("rank", "tensor_list_shape")
+FUNCTIONS = ("rank", "tensor_list_shape", "length")
 
 
 class ExpressionError(ValueError):
@@ -136,6 +136,12 @@ class _Parser:
                     raise ExpressionError(f"unknown function {tok!r} in {self.text!r}")
                 self.take("(")
                 arg = self.take()
+                if tok == "length" and arg == "tensor_list_shape" and self.peek() == "(":
+                    # TOSA 1.1: length(tensor_list_shape(x)) is the list's length, what
+                    # tensor_list_shape(x) alone evaluates to.
+                    self.take("(")
+                    tok, arg = arg, self.take()
+                    self.take(")")
                 self.take(")")
                 return Call(tok, arg)
             return Name(tok)
@@ -155,9 +161,12 @@ class ShapeExpr:
     """A parsed ``shape`` attribute: scalar, a named shape, or a list of dimensions."""
 
     text: str
-    kind: str  # "scalar" | "named" | "dims"
+    kind: str  # "scalar" | "named" | "dims" | "pair"
     name: str | None = None  # for "named"
     dims: tuple[Expr, ...] = ()  # for "dims"
+    # for "pair" (TOSA 1.1's block-scaled tensor lists): "(value_shape1, scale_shape1)",
+    # the named shapes of a list's values and its scales
+    members: tuple[str, ...] = ()
 
     @property
     def rank(self) -> int | None:
@@ -176,6 +185,8 @@ class ShapeExpr:
         return out
 
     def evaluate(self, env: Environment) -> tuple[int, ...]:
+        if self.kind == "pair":
+            raise ExpressionError(f"{self.text} names the shapes of two list members")
         if self.kind == "scalar":
             return ()
         if self.kind == "named":
@@ -193,6 +204,8 @@ class ShapeExpr:
         evaluated and compared.  Returns the list of mismatches (empty when it fits).
         """
         shape = tuple(int(s) for s in shape)
+        if self.kind == "pair":
+            return [f"{self.text} names the shapes of two list members, not one shape"]
         if self.kind == "scalar":
             return [] if shape == () else [f"expected a scalar, got shape {list(shape)}"]
         if self.kind == "named":
@@ -233,6 +246,9 @@ def parse_shape(text: str) -> ShapeExpr:
         return ShapeExpr(t, "scalar")
     if re.fullmatch(r"[A-Za-z_]\w*", t):
         return ShapeExpr(t, "named", name=t)
+    pair = re.fullmatch(r"\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)", t)
+    if pair:
+        return ShapeExpr(t, "pair", members=(pair.group(1), pair.group(2)))
     if t.startswith("[") and t.endswith("]"):
         inner = t[1:-1]
         parts = [p for p in inner.split(",")]
@@ -280,7 +296,7 @@ def evaluate(node: Expr, env: Environment) -> int:
             return env.values[node.name]
         raise ExpressionError(f"name {node.name!r} is not bound")
     if isinstance(node, Call):
-        if node.func == "rank":
+        if node.func in ("rank", "length"):  # length(x): the elements of shape value x
             if node.arg not in env.shapes:
                 raise ExpressionError(f"shape {node.arg!r} is not bound")
             return len(env.shapes[node.arg])

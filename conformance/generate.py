@@ -16,6 +16,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ class Plan:
     modes: list[TypeSupport]
     without_recipe: list[TypeSupport] = field(default_factory=list)
     unclaimed: list[tuple[TypeSupport, str]] = field(default_factory=list)  # and why
+    # Required pairs no vector can be made of yet, and why (strategies.valid).
+    unbuildable: list[tuple[TypeSupport, str]] = field(default_factory=list)
 
 
 # Tries a targeted job gets to draw a case that meets its aim.
@@ -117,7 +120,7 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     from strategies.obligations import GRAPH_OPERATORS, float_mode, pair_obligations
     from strategies.recipes import RecipeContext
     from strategies.shapes import Budget
-    from strategies.valid import has_recipe
+    from strategies.valid import has_recipe, unbuildable_reason
 
     pattern = re.compile(options.ops, re.IGNORECASE) if options.ops else None
     modes = [
@@ -129,9 +132,14 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     modes = [m for m in modes if m.key not in {u.key for u, _ in unclaimed}]
     jobs: list[Job] = []
     missing: list[TypeSupport] = []
+    unbuildable: list[tuple[TypeSupport, str]] = []
     freeing = ctc_freeing(spec)
     dynamic = bool(freeing) and freeing <= claim.names
     for m in modes:
+        why_not = unbuildable_reason(m)
+        if why_not is not None:
+            unbuildable.append((m, why_not))
+            continue
         if not has_recipe(m.operator):
             missing.append(m)
             continue
@@ -171,7 +179,8 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     if options.chains:  # of the claim's operators in its modes; a job's operator: its start
         starts = chain_starts(spec, [(m.operator, m.mode) for m in modes])
         jobs += [Job(s, "", "chain", i) for s in starts for i in range(CHAINS_PER_START)]
-    return Plan(jobs, modes, missing, unclaimed)
+    made = [m for m in modes if m.key not in {u.key for u, _ in unbuildable}]
+    return Plan(jobs, made, missing, unclaimed, unbuildable)
 
 
 def _rank_capped(manifest: Any, operator: str, claim: Claim) -> bool:
@@ -541,9 +550,19 @@ def _run_jobs(
         max_workers=workers, initializer=_job_worker_start, initargs=(parent,)
     ) as pool:
         # chunks keep per-task overhead low; order of completion does not matter
-        for i, result in enumerate(pool.map(run_job, jobs, [jc] * len(jobs), chunksize=4)):
-            results.append(result)
-            progress(i + 1, len(jobs))
+        try:
+            for i, result in enumerate(pool.map(run_job, jobs, [jc] * len(jobs), chunksize=4)):
+                results.append(result)
+                progress(i + 1, len(jobs))
+        except BrokenProcessPool:
+            # A worker killed by a signal (a crash in native code, the OOM killer): one
+            # line, not the pool's traceback; the vectors written so far stay on disk.
+            near = jobs[len(results)] if len(results) < len(jobs) else jobs[-1]
+            raise PackWriteError(
+                f"{jc.out}: a generate worker died abruptly after {len(results)} of "
+                f"{len(jobs)} vectors (near {near.operator} [{near.mode}] {near.kind}); "
+                "no pack.json was written: run again with --jobs 1 to see the vector"
+            ) from None
     return results
 
 
@@ -651,6 +670,7 @@ def generate(
                     f"{op} has no MAX_RANK level vectors: manifest {manifest.name} allows rank "
                     f"<= {manifest.limits(op).max_rank}"
                 )
+    problems += unbuildable_lines(the_plan.unbuildable)
     for m in the_plan.without_recipe:
         untestable = UNTESTABLE_OPERATORS.get(m.operator)
         if untestable:  # not a gap: nothing can be tested there
@@ -663,6 +683,19 @@ def generate(
     return GenerateResult(
         out, entries, problems, the_plan, pack_sha, time.monotonic() - started, notes, covered
     )
+
+
+def unbuildable_lines(unbuildable: list[tuple[TypeSupport, str]]) -> list[str]:
+    """One line per operator and reason: the claim's pairs no vector can be made of yet
+    (a block-scaled type binds more than a thousand of TOSA 1.1's modes)."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for m, why in unbuildable:
+        by.setdefault((m.operator, why), []).append(m.mode)
+    return [
+        f"{op}: {len(names)} mode{'s' if len(names) > 1 else ''} cannot be made yet "
+        f"(e.g. [{names[0]}]): {why}"
+        for (op, why), names in sorted(by.items())
+    ]
 
 
 def _facts_by_pair(results: list[JobResult]) -> dict[tuple[str, str], set[str]]:

@@ -84,6 +84,11 @@ class Version:
 class Graph:
     regions: list[Region] = field(default_factory=list)
     version: Version = field(default_factory=Version)
+    # The revision (a conformance.revisions name) of the spec model that built the graph,
+    # or of the file format it was read from; "" when unknown (a graph made by hand).
+    # Its file format follows it (vectors.flatbuffer.format_for): the version alone
+    # cannot tell the 1.1 draft from the 2024 draft, whose graphs both say 1.1.0 draft.
+    revision: str = ""
 
     @property
     def main(self) -> Block:

@@ -40,6 +40,18 @@ class Revision:
     # The version a target string names ("TOSA-1.0+INT"), and its profile words.
     target_version: str = ""
     target_profiles: Mapping[str, str] = field(default_factory=dict)
+    # A draft moves: the commit of the specification repository its files come from
+    # (full hash), recorded with the revision in every pack and certificate.
+    commit: str = ""
+    # introduction, "Extension Data Type Mapping" (TOSA 1.1): a mode whose requirement
+    # names DEDUCE-EXT requires the extensions its concrete types deduce.
+    deduced_extensions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def pinned(self) -> str:
+        """The revision as a pack and a certificate record it: ``1.1-draft@cd5acdd``
+        for a draft pinned to a commit, the name alone for a release."""
+        return f"{self.name}@{self.commit[:7]}" if self.commit else self.name
 
     @property
     def directory(self) -> Path:
@@ -83,7 +95,40 @@ TOSA_1_0 = Revision(
     target_profiles={"INT": "PRO-INT", "FP": "PRO-FP"},
 )
 
-REVISIONS: dict[str, Revision] = {r.name: r for r in (TOSA_1_0, DRAFT_2024)}
+TOSA_1_1_DRAFT = Revision(
+    name="1.1-draft",
+    title="TOSA 1.1 draft at commit cd5acdd of 2026-08-07 (profiles PRO-INT, PRO-FP)",
+    source="commit cd5acdd00c4101c2d8a45c3398abc881fdb9a1c6 of the TOSA specification "
+    "repository's main branch; tosa.fbs from tosa-tools 2026.8",
+    folder="1.1-draft",
+    profile_includes={},
+    target_version="1.1",
+    target_profiles={"INT": "PRO-INT", "FP": "PRO-FP"},
+    commit="cd5acdd00c4101c2d8a45c3398abc881fdb9a1c6",
+    deduced_extensions={
+        "i64_t": ("EXT-INT64",),
+        "i16_t": ("EXT-INT16",),
+        "i4_t": ("EXT-INT4",),
+        "bf16_t": ("EXT-BF16",),
+        "fp8e4m3_t": ("EXT-FP8E4M3",),
+        "fp8e5m2_t": ("EXT-FP8E5M2",),
+        "fp8ue8m0_t": ("EXT-MX-COMMON",),
+        "fp4e2m1_t": ("EXT-MX-FP4E2M1",),
+        "fp6e2m3_t": ("EXT-MX-FP6E2M3",),
+        "fp6e3m2_t": ("EXT-MX-FP6E3M2",),
+        "mxint8_t": ("EXT-MX-INT8",),
+        # "Composite Block-Scaled Type Mapping": EXT-MX-COMMON and the value type's.
+        # The fp8 value types deduce EXT-MX-FP8E4M3/E5M2 here, not EXT-FP8E4M3/E5M2.
+        "bs32_fp8ue8m0_fp8e4m3_t": ("EXT-MX-COMMON", "EXT-MX-FP8E4M3"),
+        "bs32_fp8ue8m0_fp8e5m2_t": ("EXT-MX-COMMON", "EXT-MX-FP8E5M2"),
+        "bs32_fp8ue8m0_fp6e3m2_t": ("EXT-MX-COMMON", "EXT-MX-FP6E3M2"),
+        "bs32_fp8ue8m0_fp6e2m3_t": ("EXT-MX-COMMON", "EXT-MX-FP6E2M3"),
+        "bs32_fp8ue8m0_fp4e2m1_t": ("EXT-MX-COMMON", "EXT-MX-FP4E2M1"),
+        "bs32_fp8ue8m0_mxint8_t": ("EXT-MX-COMMON", "EXT-MX-INT8"),
+    },
+)
+
+REVISIONS: dict[str, Revision] = {r.name: r for r in (TOSA_1_0, TOSA_1_1_DRAFT, DRAFT_2024)}
 
 # The revision a process uses when neither --tosa nor --spec (nor a pack) says
 # otherwise: TOSA 1.0, what backends implement today.
@@ -109,13 +154,15 @@ def default_revision() -> str:
 
 # Names that one revision uses for what the other calls something else: a claim that
 # uses one on the wrong revision is refused with the right name.
-_COUNTERPARTS: dict[tuple[str, str], tuple[str, str]] = {
-    # (revision that has the name, name) -> (revision of the counterpart, its name)
-    ("2024-04-draft", "BI"): ("1.0", "PRO-INT"),
-    ("2024-04-draft", "MI"): ("1.0", "PRO-FP"),
-    ("1.0", "PRO-INT"): ("2024-04-draft", "BI"),
-    ("1.0", "PRO-FP"): ("2024-04-draft", "MI"),
-}
+_COUNTERPARTS: tuple[tuple[str, str, str, str], ...] = (
+    # (revision that has the name, name, revision of the counterpart, its name)
+    ("2024-04-draft", "BI", "1.0", "PRO-INT"),
+    ("2024-04-draft", "MI", "1.0", "PRO-FP"),
+    ("2024-04-draft", "BI", "1.1-draft", "PRO-INT"),
+    ("2024-04-draft", "MI", "1.1-draft", "PRO-FP"),
+    ("1.0", "PRO-INT", "2024-04-draft", "BI"),
+    ("1.0", "PRO-FP", "2024-04-draft", "MI"),
+)
 
 
 def revision(name: str) -> Revision:
@@ -136,9 +183,23 @@ def identify(sha256: str, version: tuple[int, int, int], profiles: set[str]) -> 
             return r.name
     if version[:2] == (1, 0) and {"PRO-INT", "PRO-FP"} <= profiles:
         return TOSA_1_0.name
+    if version[:2] == (1, 1) and {"PRO-INT", "PRO-FP"} <= profiles:
+        return TOSA_1_1_DRAFT.name
     if {"BI", "MI"} & profiles:
         return DRAFT_2024.name
     return "custom-" + ".".join(str(v) for v in version)
+
+
+def revision_commit(name: str) -> str:
+    """The commit a pinned draft's files come from; "" for a release or another name."""
+    rev = REVISIONS.get(name)
+    return rev.commit if rev else ""
+
+
+def pinned(name: str) -> str:
+    """A revision name as reports show it: with its commit when it is a pinned draft."""
+    rev = REVISIONS.get(name)
+    return rev.pinned if rev else name
 
 
 def family(name: str) -> Revision | None:
@@ -149,7 +210,7 @@ def family(name: str) -> Revision | None:
 def counterpart(name: str, known_revision: str) -> str | None:
     """For a name the current revision does not know: the line that says which
     revision has it and what this revision calls it, or None."""
-    for (rev, other), (mine, mine_name) in _COUNTERPARTS.items():
+    for rev, other, mine, mine_name in _COUNTERPARTS:
         if other.casefold() == name.strip().casefold() and mine == known_revision:
             return (
                 f"{other} is the {rev} revision's name; TOSA {known_revision} says "
@@ -186,9 +247,11 @@ def parse_target(text: str, rev: Revision, extensions: Mapping[str, object]) -> 
             "use --profile and --extension"
         )
     if version != rev.target_version:
+        ships = [r.name for r in REVISIONS.values() if r.target_version == version]
+        hint = f"pass --tosa {ships[0]}" if ships else "this project ships no such revision"
         raise RevisionError(
             f"--target {text!r} names TOSA {version}, but this run uses TOSA {rev.name} "
-            f"(pass --tosa {version} if this project ships it)"
+            f"({hint})"
         )
     profiles: list[str] = []
     exts: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from conformance import errata, revisions
+from conformance import errata, revisions, type_sets
 from conformance.dtypes import DType, dtype
 from conformance.errors import ConformanceError
 from conformance.expressions import (
@@ -106,6 +106,9 @@ class TypeSupport:
     # claimed (an ``op_profile`` with its optional ``and_name``).
     requirements: tuple[frozenset[str], ...]
     version_added: str
+    # The XML's mode name when one <typesupport> stands for several type combinations
+    # (TOSA 1.1's type sets, conformance.type_sets) or shares its name with another.
+    family: str = ""
 
     def dtype(self, var: str) -> DType:
         return dtype(self.bindings[var])
@@ -186,6 +189,9 @@ LEVEL_ATTRIBUTES = (
     "max_nesting",
     "max_tensor_list_size",
 )
+# Level maxima only later revisions declare (TOSA 1.1: MAX_SHAPE_LEN, the length of a
+# shape_t value); a level has them where its XML gives them.
+OPTIONAL_LEVEL_ATTRIBUTES = ("max_shape_len",)
 
 
 @dataclass(frozen=True)
@@ -326,6 +332,14 @@ def vendored_spec(revision: str, sha256: str) -> Spec | None:
     """The vendored spec a pack names by revision, or whose tosa.xml it names by sha256
     (packs written before revisions were recorded); None for any other tosa.xml."""
     if revision in revisions.REVISIONS:
+        rev = revisions.REVISIONS[revision]
+        if rev.commit and sha256 and sha256 != rev.xml_sha256:
+            # A draft moves: a pack of another commit is not judged by this one's rules.
+            raise revisions.RevisionError(
+                f"the pack is of TOSA {revision} at another commit (its tosa.xml sha256 "
+                f"{sha256[:12]}...); this installation vendors commit {rev.commit[:7]}: "
+                "regenerate the pack with it, or use the tosa-conformance that made it"
+            )
         return load_revision(revision)
     for rev in revisions.REVISIONS.values():
         if rev.xml_sha256 == sha256:
@@ -382,10 +396,12 @@ def _value_types(el: etree._Element) -> tuple[str, str]:
 def _profiles_of(el: etree._Element | None) -> tuple[frozenset[str], ...]:
     if el is None:
         return ()
-    return tuple(
-        frozenset(n for n in (p.get("name"), p.get("and_name")) if n)
-        for p in el.findall("op_profile")
-    )
+    return tuple(_requirement(p) for p in el.findall("op_profile"))
+
+
+def _requirement(p: etree._Element) -> frozenset[str]:
+    """One ``<op_profile>``: its name and every ``and_name`` (1.1 adds ``and_name2``)."""
+    return frozenset(n for n in (p.get("name"), p.get("and_name"), p.get("and_name2")) if n)
 
 
 def _parse_argument(el: etree._Element, path: str) -> Argument:
@@ -425,20 +441,60 @@ def _parse_argument(el: etree._Element, path: str) -> Argument:
     )
 
 
-def _parse_operator(el: etree._Element, group: str, path: str) -> OperatorSpec:
+def _parse_operator(
+    el: etree._Element, group: str, path: str, deduce: Mapping[str, tuple[str, ...]]
+) -> OperatorSpec:
     name = _text(el.find("name"))
     args = tuple(_parse_argument(a, path) for a in el.find("arguments").findall("argument"))
     types_el = el.find("types")
     types = tuple(t.get("name") for t in types_el.findall("type")) if types_el is not None else ()
     modes = []
     for ts in el.findall("typesupport"):
-        bindings = {k: v for k, v in ts.attrib.items() if k not in ("mode", "version_added")}
-        reqs = tuple(
-            frozenset(n for n in (p.get("name"), p.get("and_name")) if n)
-            for p in ts.findall("op_profile")
-        )
-        modes.append(TypeSupport(name, ts.get("mode"), bindings, reqs, ts.get("version_added")))
+        fixed = {k: v for k, v in ts.attrib.items() if k not in ("mode", "version_added")}
+        reqs = tuple(_requirement(p) for p in ts.findall("op_profile"))
+        try:
+            combos = type_sets.combinations(ts, fixed)
+        except type_sets.TypeSetError as exc:
+            raise SpecError(path, ts.sourceline, f"{name}: {exc}") from None
+        for c in combos:
+            family = ts.get("mode") if c.name != ts.get("mode") else ""
+            modes.append(
+                TypeSupport(
+                    name,
+                    c.name,
+                    c.bindings,
+                    _deduce(reqs, c.bindings, deduce, (path, ts.sourceline, name)),
+                    ts.get("version_added"),
+                    family,
+                )
+            )
     return OperatorSpec(name, group, args, types, tuple(modes), line=el.sourceline)
+
+
+def _deduce(
+    reqs: tuple[frozenset[str], ...],
+    bindings: Mapping[str, str],
+    table: Mapping[str, tuple[str, ...]],
+    where: tuple[str, int | None, str],
+) -> tuple[frozenset[str], ...]:
+    """Requirements with DEDUCE-EXT replaced by the extensions the types deduce."""
+    if not any(type_sets.DEDUCE_EXT in r for r in reqs):
+        return reqs
+    path, line, op = where
+    if not table:
+        raise SpecError(
+            path, line, f"{op}: {type_sets.DEDUCE_EXT} needs the revision's extension "
+            "data type mapping, which this revision does not have"
+        )
+    found = type_sets.deduced(bindings, table)
+    out = []
+    for r in reqs:
+        if type_sets.DEDUCE_EXT in r:
+            r = (r - {type_sets.DEDUCE_EXT}) | found
+            # reading "deduce-ext-nothing" (reference/compliance/readings.py)
+            r = r or frozenset({type_sets.DEDUCED_NOTHING_PROFILE})
+        out.append(r)
+    return tuple(out)
 
 
 def _check_operator(op: OperatorSpec, path: str) -> None:
@@ -548,13 +604,22 @@ def _load(path: Path, xsd: Path | None) -> Spec:
     levels = {}
     for lv in root.find("levels").findall("level"):
         maxima = {a.upper(): int(lv.get(a)) for a in LEVEL_ATTRIBUTES}
+        maxima |= {
+            a.upper(): int(lv.get(a)) for a in OPTIONAL_LEVEL_ATTRIBUTES if lv.get(a) is not None
+        }
         levels[lv.get("name")] = Level(lv.get("name"), _text(lv), maxima)
+
+    sha = hashlib.sha256(data).hexdigest()
+    version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
+    revision = revisions.identify(sha, version, set(profiles))
+    fam = revisions.family(revision)
+    deduce = fam.deduced_extensions if fam else {}
 
     operators: dict[str, OperatorSpec] = {}
     fired: list[str] = []
     for group in root.find("operators").findall("operatorgroup"):
         for op_el in group.findall("operator"):
-            op = _parse_operator(op_el, group.get("name"), shown)
+            op = _parse_operator(op_el, group.get("name"), shown, deduce)
             if op.name in operators:
                 raise SpecError(shown, op.line, f"operator {op.name} is defined twice")
             op, applied = errata.apply_operator_errata(op)
@@ -586,8 +651,6 @@ def _load(path: Path, xsd: Path | None) -> Spec:
         )
         enums[e.get("name")] = Enumeration(e.get("name"), e.get("description"), vals)
 
-    sha = hashlib.sha256(data).hexdigest()
-    version = (int(v.get("major")), int(v.get("minor")), int(v.get("patch")))
     return Spec(
         path=shown,
         sha256=sha,
@@ -599,5 +662,5 @@ def _load(path: Path, xsd: Path | None) -> Spec:
         operators=operators,
         enums=enums,
         errata_applied=tuple(fired),
-        revision=revisions.identify(sha, version, set(profiles)),
+        revision=revision,
     )

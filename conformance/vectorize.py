@@ -8,6 +8,7 @@ from conformance.graph import Graph
 from conformance.spec import Level, Spec
 from reference.engine import evaluate
 from reference.expectations import NotDescribable, expect
+from reference.pseudocode_revisions import profiles_needed
 from strategies.case import Case
 from vectors.pack_model import Check, Provenance, Requirements, Vector
 
@@ -57,13 +58,30 @@ def case_to_vector(
         inputs=case.inputs,
         expected=expected,
         checks=checks,
-        requirements=_with_variable_ctc(
-            spec, case.graph, Requirements.for_mode(spec, mode, level.name)
+        requirements=_with_gated_profiles(
+            spec,
+            case.graph,
+            _with_variable_ctc(spec, case.graph, Requirements.for_mode(spec, mode, level.name)),
         ),
         provenance=provenance,
         rule=rule,
         data_set=data_set,
     )
+
+
+def _with_gated_profiles(spec: Spec, graph: Graph, requirements: Requirements) -> Requirements:
+    """``requirements`` narrowed to the profiles an operator's attributes need under the
+    revision's pseudocode (TOSA 1.1's ARITHMETIC_RIGHT_SHIFT with round: PRO-INT, from
+    reference.pseudocode_revisions.profiles_needed): only an implementation of one of
+    them must give the valid result (the others must fail the graph)."""
+    needed: frozenset[str] = frozenset()
+    for block in graph.blocks():
+        for op in block.operators:
+            needed |= profiles_needed(spec.revision, op.op, op.attributes)
+    if not needed:
+        return requirements
+    kept = tuple(p for p in requirements.profiles if p in needed)
+    return replace(requirements, profiles=kept or tuple(sorted(needed)))
 
 
 def _with_variable_ctc(spec: Spec, graph: Graph, requirements: Requirements) -> Requirements:

@@ -1,16 +1,20 @@
 """Whole-tensor forms of the spec's arithmetic helpers (apply_add_s, apply_intdiv_s ...).
 
-Integer helpers work on int64 (every i8/i16/i32 operand and intermediate of these
-helpers fits) and return the value together with the mask of elements whose REQUIRE
-held, so that an operator can report its REQUIREs in pseudocode order with
-:func:`require_each`.  Floating-point helpers take and return float64: the engine keeps
-that exact result and rounds it to the tensor type itself.
+Integer helpers work on int64 and return the value together with the mask of elements
+whose REQUIRE held, so that an operator can report its REQUIREs in pseudocode order
+with :func:`require_each`.  Every i8/i16/i32/i48 operand and intermediate fits int64;
+TOSA 1.1's i64 operands do not leave room, so for them a sum or difference wraps in
+int64 and its REQUIRE is decided from the operands' signs (apply_add_s / apply_sub_s
+of 1.1 state it so), a product keeps its low 64 bits as the spec asks, and shifts and
+counts work on the bits themselves (uint64 views), never on a wider value.
+Floating-point helpers take and return float64: the engine keeps that exact result
+and rounds it to the tensor type itself.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -43,9 +47,20 @@ def in_range(values: np.ndarray, dt: DType) -> np.ndarray:
 
 def wrap(values: np.ndarray | np.integer, bits: int) -> np.ndarray:
     """truncate<> / static_cast<> to a narrower two's-complement type: keep the low
-    ``bits`` bits and read them back as signed."""
+    ``bits`` bits and read them back as signed (64: int64 already holds them)."""
+    if bits >= 64:
+        return np.asarray(values).astype(np.int64)
     half = 1 << (bits - 1)
     return np.asarray(((values.astype(np.int64) + half) & ((1 << bits) - 1)) - half)
+
+
+def _wrapping(
+    fn: Callable[[np.ndarray, np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
+    """``fn(a, b)`` on int64, wrapping modulo 2**64 without a warning (a 0-d operand
+    makes numpy compute on scalars, which warn on overflow)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(fn(a, b))
 
 
 def require_each(
@@ -80,19 +95,73 @@ def require_each(
 
 def add_s(a: np.ndarray | int, b: np.ndarray | int, dt: DType) -> Checked:
     """apply_add_s for an integer type: exact sum, REQUIRE it is representable."""
-    c = as_int(a) + as_int(b)
+    x, y = as_int(a), as_int(b)
+    if dt.bits >= 64:  # the sum may leave int64: decided from the operands' signs
+        above, below = _sign_tests(x, y, dt, sub=False)
+        return Checked(_wrapping(np.add, x, y), above & below)
+    c = x + y
     return Checked(c, in_range(c, dt))
 
 
 def sub_s(a: np.ndarray | int, b: np.ndarray | int, dt: DType) -> Checked:
-    c = as_int(a) - as_int(b)
+    """apply_sub_s for an integer type: exact difference, REQUIRE it is representable.
+    (1.1's apply_sub_s bounds it by ``std::numeric_limits<int_t>``, a type it never
+    declares; read as the operand type in_t, as apply_add_s does.)"""
+    x, y = as_int(a), as_int(b)
+    if dt.bits >= 64:
+        below, above = _sign_tests(x, y, dt, sub=True)
+        return Checked(_wrapping(np.subtract, x, y), below & above)
+    c = x - y
     return Checked(c, in_range(c, dt))
+
+
+# The REQUIREs of apply_add_s / apply_sub_s as each revision states them: a range test
+# of the wider result up to TOSA 1.0, two sign tests on the operands from 1.1 (whose
+# apply_sub_s names its bounds std::numeric_limits<int_t>, read as in_t's).
+RANGE_CLAUSE = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
+ADD_ABOVE_CLAUSE = "!(b_i64 > 0 && a_i64 > maximum_s<in_t>() - b_i64)"
+ADD_BELOW_CLAUSE = "!(b_i64 < 0 && a_i64 < minimum_s<in_t>() - b_i64)"
+SUB_BELOW_CLAUSE = "!(b_i64 > 0 && a_i64 < std::numeric_limits<int_t>::min() + b_i64)"
+SUB_ABOVE_CLAUSE = "!(b_i64 < 0 && a_i64 > std::numeric_limits<int_t>::max() + b_i64)"
+
+
+def _sign_tests(x: np.ndarray, y: np.ndarray, dt: DType, sub: bool) -> list[np.ndarray]:
+    """Per element, whether each of 1.1's two REQUIREs holds (in its order), exactly
+    for every width: the bounds are moved by b only on the side where that stays in
+    int64."""
+    lo, hi = dt.int_range
+    pos, neg = np.maximum(y, 0), np.minimum(y, 0)
+    if sub:  # x - y leaves the type below when y > 0, above when y < 0
+        return [~((y > 0) & (x < lo + pos)), ~((y < 0) & (x > hi + neg))]
+    return [~((y > 0) & (x > hi - pos)), ~((y < 0) & (x < lo - neg))]
+
+
+def add_sub_rules(
+    a: np.ndarray | int,
+    b: np.ndarray | int,
+    dt: DType,
+    *,
+    sub: bool,
+    sign_tests: bool,
+    prefix: str = "",
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """apply_add_s / apply_sub_s (``sub``) for an integer type: the result and its
+    REQUIREs as (clause, ok) pairs for :func:`require_each`, with ``prefix`` before each
+    clause: the range test of TOSA 1.0, or 1.1's two sign tests (``sign_tests``)."""
+    x, y = as_int(a), as_int(b)
+    checked = (sub_s if sub else add_s)(x, y, dt)
+    if not sign_tests:
+        return checked.value, [(prefix + RANGE_CLAUSE, checked.ok)]
+    clauses = (SUB_BELOW_CLAUSE, SUB_ABOVE_CLAUSE) if sub else (ADD_ABOVE_CLAUSE, ADD_BELOW_CLAUSE)
+    oks = _sign_tests(x, y, dt, sub)
+    return checked.value, [(prefix + c, ok) for c, ok in zip(clauses, oks, strict=True)]
 
 
 def mul_low(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
     """apply_mul_s for an integer type: the low ``bits`` bits of the exact product
-    (|a*b| <= 2**62 for i32 operands, so int64 holds it)."""
-    return wrap(as_int(a) * as_int(b), bits)
+    (|a*b| <= 2**62 for i32 operands, so int64 holds it; for i64 operands the int64
+    product wraps modulo 2**64, which is its low 64 bits)."""
+    return wrap(_wrapping(np.multiply, as_int(a), as_int(b)), bits)
 
 
 def rounding_rshift(p: np.ndarray, shift: int) -> np.ndarray:
@@ -109,9 +178,11 @@ def rounding_rshift(p: np.ndarray, shift: int) -> np.ndarray:
 
 def intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Integer division truncating toward zero (C semantics); where b == 0 the result is
-    0, as the caller has REQUIREd b != 0 before using it."""
+    0, as the caller has REQUIREd b != 0 before using it, and INT64_MIN / -1 (which
+    apply_intdiv_s REQUIREs away) gives INT64_MIN rather than a numpy overflow."""
     a, b = as_int(a), as_int(b)
-    safe = np.where(b == 0, 1, b)
+    int64_min = np.iinfo(np.int64).min
+    safe = np.where((b == 0) | ((a == int64_min) & (b == -1)), 1, b)
     # numpy's // floors; step back toward zero when the signs differ and it is inexact.
     q = a // safe
     q = q + ((q * safe != a) & ((a < 0) != (safe < 0)))
@@ -119,29 +190,54 @@ def intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def arith_rshift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """apply_arith_rshift: sign-preserving shift of the 32-bit value (0 <= b <= 31)."""
+    """apply_arith_rshift: sign-preserving shift of the value (0 <= b <= 63)."""
     return np.right_shift(as_int(a), as_int(b))
+
+
+def _unsigned64(values: np.ndarray) -> np.ndarray:
+    """The 64 bits of int64 values read as uint64 (two's complement)."""
+    return as_int(values).astype(np.uint64)
 
 
 def logical_rshift(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
     """apply_logical_rshift: shift the operand's own bits with zeros coming in (the
     value is zero-extended from ``bits``), then read the result back as that type."""
+    if bits >= 64:
+        shifted = np.right_shift(_unsigned64(a), as_int(b).astype(np.uint64))
+        return np.asarray(shifted).astype(np.int64)  # wraps back to the signed reading
     unsigned = as_int(a) & ((1 << bits) - 1)
     return wrap(np.right_shift(unsigned, as_int(b)), bits)
 
 
 def logical_lshift(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
     """value1 << value2 in the operand type: bits shifted past the top are lost
-    (|a| < 2**31 and b <= 31, so the int64 shift itself cannot overflow)."""
-    return wrap(np.left_shift(as_int(a), as_int(b)), bits)
+    (|a| < 2**31 and b <= 31, so the int64 shift itself cannot overflow; an i64 shift
+    by b <= 63 wraps in int64, which keeps exactly the low 64 bits)."""
+    return wrap(_wrapping(np.left_shift, as_int(a), as_int(b)), bits)
+
+
+def bit_length(v: np.ndarray) -> np.ndarray:
+    """The number of significant bits of non-negative int64 values (0 for 0), exactly:
+    a binary search by shifts rather than float64, which rounds above 2**53."""
+    v = as_int(v).copy()
+    n = np.zeros(v.shape, np.int64)
+    for step in (32, 16, 8, 4, 2, 1):
+        high = np.right_shift(v, step) != 0
+        n = n + np.where(high, step, 0)
+        v = np.where(high, np.right_shift(v, step), v)
+    return n + (v != 0)
+
+
+def count_leading_zeros(a: np.ndarray, bits: int) -> np.ndarray:
+    """count_leading_zeros of a ``bits``-wide value (32, or 64 for TOSA 1.1's i64):
+    ``bits`` for 0, 0 for any negative value."""
+    v = as_int(a)
+    return np.where(v < 0, 0, bits - bit_length(np.maximum(v, 0)))
 
 
 def clz32(a: np.ndarray) -> np.ndarray:
     """count_leading_zeros of a 32-bit value: 32 for 0, 0 for any negative value."""
-    v = as_int(a)
-    # Non-negative int32 values are exact in float64; frexp's exponent is the bit length.
-    _, bit_length = np.frexp(np.where(v > 0, v, 0).astype(np.float64))
-    return np.where(v < 0, 0, 32 - bit_length.astype(np.int64))
+    return count_leading_zeros(a, 32)
 
 
 # -- min / max / clip ----------------------------------------------------------------

@@ -233,7 +233,7 @@ def kernel_size(op: str, shapes: Mapping[str, Sequence[int]], attrs: Mapping[str
         return kw * kh
     if name == "FULLY_CONNECTED":
         return int(shapes["input"][1])
-    if name == "MATMUL":
+    if name in ("MATMUL", "MATMUL_T"):
         return int(shapes["A"][2])
     if name == "AVG_POOL2D":
         ky, kx = attrs["kernel"]
@@ -350,6 +350,8 @@ def _layout(
         return {"input": (0, _last_axis), "weight": (1, _last_axis), "bias": (2, _bias)}
     if op == "MATMUL":
         return {"A": (0, _last_axis), "B": (1, _matmul_b)}
+    if op == "MATMUL_T":  # TOSA 1.1: B [D, W, C], k = c
+        return {"A": (0, _last_axis), "B": (1, _last_axis)}
     if op == "AVG_POOL2D":
         ky, kx = (int(v) for v in attrs["kernel"])
         return {"input": (0, _avg_pool_input(ky, kx))}
@@ -396,7 +398,7 @@ def dataset_inputs(
         out = _as_dtype(out_dtype)
     elif "bias" in types:
         out = types["bias"]
-    elif name == "MATMUL":
+    elif name in ("MATMUL", "MATMUL_T"):
         out = acc
     else:
         out = types[first]

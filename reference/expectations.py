@@ -22,7 +22,7 @@ from conformance.dtypes import DType, is_float_storage
 from conformance.graph import Block, Graph, Operator
 from conformance.spec import Level, Spec, TypeSupport, load_spec
 from reference import compliance
-from reference.compliance import ComplianceDescriptor
+from reference.compliance import ComplianceDescriptor, revision_rules
 from reference.engine import Evaluator
 from reference.outcome import Outcome
 
@@ -92,9 +92,11 @@ class DescribeContext:
         """
         data = [self.arg(a) for a in data_args]
         prepared = compliance.dot_product_bound_inputs(data, None, local_bound=local_bound)
-        # TOSA 1.0 reads weight and bias magnitudes as at least normal_min<in_t> too;
-        # zero points are no factor of the dot product and keep their values.
+        # TOSA 1.0 reads weight and bias magnitudes as at least normal_min<in_t> too
+        # (1.1: normal_min of their own types, typed_bounds); zero points are no factor
+        # of the dot product and keep their values.
         floor = compliance.abs_floor(data[0])
+        own_floor = revision_rules.current().dot_product.value.typed_bounds
         values = dict(self.values)
         for a, arr in zip(data_args, prepared.inputs, strict=True):
             values[self.operands.inputs[a][0]] = arr
@@ -106,7 +108,8 @@ class DescribeContext:
                 if is_float_storage(v.dtype):
                     values[n] = np.abs(v.astype(np.float64))
                     if floor and not a.endswith("_zp"):
-                        values[n] = np.maximum(values[n], floor)
+                        at_least = compliance.abs_floor(v) if own_floor else floor
+                        values[n] = np.maximum(values[n], at_least)
         ctx = self.evaluator.context(self.block, self.index, values)
         with np.errstate(invalid="ignore", over="ignore"):
             results = self.evaluator.call(ctx)

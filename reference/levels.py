@@ -35,6 +35,10 @@ def operand_environment(
             arg = op_spec.argument(arg_name)
             if arg.is_list:
                 env.lists[arg_name] = [tensors[n].shape for n in names]
+                if arg.type == "shape_list_t":
+                    # length(x) of a list of shapes (TOSA 1.1's CONCAT_SHAPE) is the
+                    # number of shapes in it: one entry per member, its length.
+                    env.shapes.setdefault(arg_name, tuple(_length(tensors[n]) for n in names))
                 continue
             t = tensors[names[0]]
             if arg.type == "shape_t":
@@ -42,10 +46,22 @@ def operand_environment(
                     flat = np.asarray(values[names[0]]).reshape(-1)
                     for n, v in zip(arg.element_names, flat, strict=False):
                         env.values[n] = int(v)
+                # length(x) of a shape value (TOSA 1.1's MAX_SHAPE_LEN limits): bound
+                # to the value itself where it is known (a constant), else to a
+                # placeholder of its length (an output not computed yet).  A tensor's
+                # named shape of the same name (RESHAPE's "shape") is bound below and
+                # takes precedence.
+                if names[0] in values:
+                    as_shape = tuple(int(v) for v in np.asarray(values[names[0]]).reshape(-1))
+                else:
+                    as_shape = (0,) * _length(t)
+                env.shapes.setdefault(arg_name, as_shape)
                 continue
             arg.shape.bind(t.shape, env)
             if arg.shape.kind == "named" and arg.shape.name:
                 env.shapes[arg.shape.name] = t.shape
+            # TOSA 1.1 also names the tensor itself: rank(input_data) (CAST_TO_BLOCK_SCALED)
+            env.shapes.setdefault(arg_name, t.shape)
     for arg in op_spec.attributes:
         value = attributes.get(arg.name)
         if arg.element_names and isinstance(value, tuple | list | np.ndarray):
@@ -96,3 +112,8 @@ def tensor_size_violation(t: Tensor, level: Level) -> str | None:
     if size > limit:
         return f"{t.name}: {size} bytes > (1 << (MAX_LOG2_SIZE + 1)) - 1 = {limit}"
     return None
+
+
+def _length(t: Tensor) -> int:
+    """The number of elements of a shape_t value: its tensor's element count."""
+    return int(np.prod(t.shape, dtype=np.int64))

@@ -62,7 +62,15 @@ SET_BY_OPERATOR = ZeroSignRule(
     "the spec states the sign of each zero result",
 )
 SELECTIONS = ZeroSignRule(
-    ("CLAMP", "MAXIMUM", "MINIMUM", "MAX_POOL2D", "REDUCE_MAX", "REDUCE_MIN"),
+    (
+        "CLAMP",
+        "MAXIMUM",
+        "MINIMUM",
+        "MAX_POOL2D",
+        "MAX_POOL2D_ADAPTIVE",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+    ),
     "unless tied",
     "arithmetic_helpers: apply_max_s 'if (a >= b) return a; else return b;', apply_min_s "
     "'if (a < b) return a; else return b;', apply_clip_s; introduction, precision table, "
@@ -110,7 +118,7 @@ def tied_zeros(ctx: OpContext) -> np.ndarray | None:
         nlo, plo = _zeros(_attribute(ctx, "min_val"))
         nhi, phi = _zeros(_attribute(ctx, "max_val"))
         neg, pos = nx | nlo | nhi, px | plo | phi
-    elif name == "MAX_POOL2D":
+    elif name in ("MAX_POOL2D", "MAX_POOL2D_ADAPTIVE"):  # the same windows (MAX_POOL2D.tosac)
         nx, px = _zeros(ctx.arg("input"))
         neg, pos = window_any(ctx, nx), window_any(ctx, px)
     else:  # REDUCE_MAX, REDUCE_MIN: the output keeps the axis with size 1

@@ -34,6 +34,7 @@ from conformance.expressions import BinOp, Environment, Name, names_in, parse_ex
 from conformance.spec import Argument, Level, OperatorSpec, Spec
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
+from strategies.recipes import shape as shape_recipes
 from strategies.recipes.control_flow import CASE_BUILDERS, NEST_CAP
 from strategies.recipes.custom import NO_RECIPE
 from strategies.recipes.image import MAX_N
@@ -57,7 +58,10 @@ _POOL_PAD = (
 EXEMPT: dict[tuple[str, str], str] = {
     ("AVG_POOL2D", "MAX_KERNEL:pad"): _POOL_PAD,
     ("MAX_POOL2D", "MAX_KERNEL:pad"): _POOL_PAD,
+    ("AVG_POOL2D_ADAPTIVE", "MAX_KERNEL:pad"): _POOL_PAD,  # TOSA 1.1: the same pseudocode
+    ("MAX_POOL2D_ADAPTIVE", "MAX_KERNEL:pad"): _POOL_PAD,
     ("CUSTOM", "MAX_TENSOR_LIST_SIZE"): NO_RECIPE,
+    **shape_recipes.LEVEL_EXEMPT,  # TOSA 1.1's shape operators
 }
 
 # How tosa.xml names the spatial axes: stride_y goes with IH, OH and KH.
@@ -216,10 +220,17 @@ class AxisNames:
     pads: tuple[str, str]  # pad_top, pad_bottom (out_pad_top, out_pad_bottom)
 
 
+def window_parameters(op_spec: OperatorSpec) -> dict[str, Argument]:
+    """The arguments that hold a windowed operator's kernel, stride, pad and dilation:
+    attributes, or shape_t inputs (TOSA 1.1's _ADAPTIVE pooling operators)."""
+    shapes = [a for a in op_spec.inputs if a.type == "shape_t"]
+    return {a.name: a for a in [*op_spec.attributes, *shapes]}
+
+
 def window_axes(op_spec: OperatorSpec) -> list[AxisNames]:
-    """The spatial axes in the stride attribute's order; the pad attribute holds two
+    """The spatial axes in the stride argument's order; the pad argument holds two
     elements per axis in the same order (pad_d0, pad_d1, pad_top, ...)."""
-    attrs = {a.name: a for a in op_spec.attributes}
+    attrs = window_parameters(op_spec)
     pad = next(a for a in attrs.values() if a.name.endswith("pad"))
     dilation = attrs.get("dilation")
     axes = []
@@ -304,7 +315,7 @@ def window_case(draw: st.DrawFn, rc: RecipeContext, case: LimitCase, v: int) -> 
     values = bind(op_spec, base)
     axes = window_axes(op_spec)
     names = axes[draw(st.integers(0, len(axes) - 1), label="axis at the limit")]
-    attrs = {a.name for a in op_spec.attributes}
+    attrs = set(window_parameters(op_spec))
     variant = _variant(case)
     g = draw(window_axis(variant, v, transposed="out_pad" in attrs, pooled="kernel" in attrs))
     values.update({names.size_in: g["in"], names.size_out: g["out"], names.kernel: g["kernel"]})
@@ -435,12 +446,14 @@ Builder = Callable[..., st.SearchStrategy[CaseSpec | Case]]
 
 def builder(op_spec: OperatorSpec, case: LimitCase) -> Builder:
     """How the cases of ``case`` are drawn, from what tosa.xml says of the operator."""
+    if case.limit == "MAX_SHAPE_LEN":  # TOSA 1.1: length(x) of a shape value
+        return shape_recipes.shape_length_case
     if case.limit == "MAX_TENSOR_LIST_SIZE":
         return list_case
     if case.limit == "MAX_SCALE":
         return scale_case
     if case.limit in ("MAX_KERNEL", "MAX_STRIDE"):
-        if any(a.name == "stride" for a in op_spec.attributes):
+        if "stride" in window_parameters(op_spec):
             return window_case
         return size_case  # a bound on tensor dimensions themselves (FFT sizes)
     raise KeyError(f"no level cases are drawn for {case.limit}")

@@ -41,6 +41,8 @@ from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
 LARGE_INPUT = 65536  # input elements (all inputs together) of the large vector
 LARGE_OUTPUT = 1024  # output elements of the large vector
 LONG_KS = 256  # a dot product at least this long counts as long
+# The pooling operators (TOSA 1.1's _ADAPTIVE ones take the same windows).
+POOLING_OPERATORS = ("MAX_POOL2D", "AVG_POOL2D", "MAX_POOL2D_ADAPTIVE", "AVG_POOL2D_ADAPTIVE")
 # Operators whose result selects among input values, where a NaN's position decides
 # what a careless implementation returns (a max that skips NaN, an argmax that starts
 # its scan at the second element).  tosa.xml has no such property to derive it from.
@@ -49,6 +51,8 @@ NAN_POSITION_OPERATORS = frozenset(
         "ARGMAX",
         "MAX_POOL2D",
         "AVG_POOL2D",
+        "MAX_POOL2D_ADAPTIVE",  # TOSA 1.1: the pooling pseudocode, parameters as inputs
+        "AVG_POOL2D_ADAPTIVE",
         "REDUCE_MAX",
         "REDUCE_MIN",
         "REDUCE_SUM",
@@ -297,7 +301,7 @@ def _overflows(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
         in_dt = ins[0] if ins else None
         top = None if in_dt is None else (in_dt.normal_max if in_dt.is_float else in_dt.max)
         return top is not None and float(top) > out_dt.fp.normal_max
-    if name == "AVG_POOL2D":
+    if name in ("AVG_POOL2D", "AVG_POOL2D_ADAPTIVE"):
         return False
     return name in OVERFLOWING_OPERATORS or name in DOT_PRODUCT_OPERATORS
 
@@ -475,7 +479,7 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
             if op.op in NAN_POSITION_OPERATORS and dt.is_float:
                 axis = attrs.get("axis")
                 ax = int(np.asarray(axis).reshape(-1)[0]) if axis is not None else None
-                if op.op in ("MAX_POOL2D", "AVG_POOL2D") and data.ndim == 4:
+                if op.op in POOLING_OPERATORS and data.ndim == 4:
                     ax = 1  # along H: the first, middle and last rows of windows
                 facts |= {f"nan:{w}" for w in _nan_positions(data, ax)}
     ranked = _ranked_arg(op_spec)

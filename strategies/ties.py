@@ -77,6 +77,7 @@ NO_FACTS: frozenset[str] = frozenset()
 INTEGER_ROUNDING: dict[str, str] = {
     "RESCALE": "apply_scale_32 / apply_scale_16: (value * multiplier + round) >> shift",
     "AVG_POOL2D": "apply_scale_32(acc, reciprocal_scale(count)) in the integer modes",
+    "AVG_POOL2D_ADAPTIVE": "AVG_POOL2D.tosac (TOSA 1.1): the same, kernel, stride, pad as inputs",
     "ARITHMETIC_RIGHT_SHIFT": "round == true adds the last bit shifted out",
     "MUL": "in_t == i32_t && shift > 0: (product + (1 << (shift - 1))) >> shift",
     "INTDIV": "apply_intdiv_s: division truncating toward zero",
@@ -158,7 +159,7 @@ def _mode_rounds(op: OperatorSpec, mode: TypeSupport) -> bool:
         return mode.dtype("in_t") is dtypes.I32
     if name == "RESIZE":  # float rows serve both modes; the integer bilinear rows are exact
         return out_t.is_float or "bilinear" not in mode.mode.lower()
-    if name == "AVG_POOL2D":
+    if name in ("AVG_POOL2D", "AVG_POOL2D_ADAPTIVE"):
         return out_t.is_int
     return name in ("RESCALE", "ARITHMETIC_RIGHT_SHIFT", "INTDIV")
 
@@ -469,6 +470,16 @@ def _avg_pool2d(v: _Vector) -> Masks:
     return mean_classes(acc, count, v.out_t.int_range.min - zp, v.out_t.int_range.max - zp)
 
 
+def _avg_pool2d_adaptive(v: _Vector) -> Masks:
+    """AVG_POOL2D's, with kernel, stride, pad and the zero points read from the inputs
+    TOSA 1.1 passes them in."""
+    names = ("kernel", "stride", "pad", "input_zp", "output_zp")
+    given = {n: np.asarray(v.inputs[n]).reshape(-1) for n in names if n in v.inputs}
+    params: dict[str, Any] = {n: given[n] for n in ("kernel", "stride", "pad") if n in given}
+    params |= {n: int(given[n][0]) for n in ("input_zp", "output_zp") if n in given}
+    return _avg_pool2d(_Vector(v.mode, v.inputs, {**params, **v.attributes}, v.expected, v.out_t))
+
+
 def _resize(v: _Vector) -> Masks:
     if v.attributes.get("mode") == "BILINEAR":
         if not v.out_t.is_float:
@@ -495,6 +506,7 @@ _DETECTORS: dict[str, Callable[[_Vector], Masks]] = {
     "SUB": _add_sub(-1.0),
     "INTDIV": _intdiv,
     "AVG_POOL2D": _avg_pool2d,
+    "AVG_POOL2D_ADAPTIVE": _avg_pool2d_adaptive,
     "RESIZE": _resize,
 }
 

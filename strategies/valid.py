@@ -7,7 +7,8 @@ from typing import cast
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.spec import Level, Spec
+from conformance.dtypes import dtype
+from conformance.spec import Level, Spec, TypeSupport
 from strategies.case import DYNAMIC_TARGET, Case, CaseSpec, ctc_freeing
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
@@ -15,6 +16,22 @@ from strategies.shapes import Budget
 
 class NoRecipe(LookupError):
     """No recipe draws cases of this operator yet."""
+
+
+def unbuildable_reason(mode: TypeSupport) -> str | None:
+    """Why no vector of ``mode`` can be made whatever its recipe does, or None.  A
+    block-scaled composite (TOSA 1.1's bs32_fp8ue8m0_*_t: values with one scale per 32
+    of them, carried as one tensor) has no form in the graph IR yet."""
+    if any(dtype(v).kind == "block" for k, v in mode.bindings.items() if _is_type(k, v)):
+        return (
+            "it binds a block-scaled type (bs32_*), and the graph IR has no block-scaled "
+            "tensors yet"
+        )
+    return None
+
+
+def _is_type(var: str, value: str) -> bool:
+    return var != "TABLE_SIZE" and value != "-"
 
 
 def has_recipe(operator: str) -> bool:

@@ -15,6 +15,7 @@ The recipes also choose per case: a value regime for a float operand
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -116,8 +117,9 @@ def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
     point, an overflow edge), so both sides of it belong in the data."""
     out: list[float | int] = []
     if dt.kind in ("int", "shape"):
-        lo = None if r.low is None else int(np.ceil(r.low))
-        hi = None if r.high is None else int(np.floor(r.high))
+        # An integer bound is taken as it is: i64 bounds are not exact in float64.
+        lo = None if r.low is None else _int_bound(r.low, np.ceil)
+        hi = None if r.high is None else _int_bound(r.high, np.floor)
         if lo is not None:
             out += [lo, lo + 1]
         if hi is not None:
@@ -128,6 +130,13 @@ def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
             if b is not None and np.isfinite(b):
                 out.append(float(np.asarray(b).astype(dt.storage)))
     return out
+
+
+def _int_bound(bound: float, rounding: Callable[[float], float]) -> int:
+    """A value bound as an integer: itself when it is one, else rounded inward."""
+    if isinstance(bound, int | np.integer):
+        return int(bound)
+    return int(rounding(bound))
 
 
 def edge_pool(dt: DType, r: ValueRange) -> list[float | int | bool]:

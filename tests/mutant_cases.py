@@ -3,7 +3,8 @@ vector a backend runs (shared by tests/backends/test_mutants*.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from conformance.backends.base import BackendResult
 from conformance.builder import single_operator_graph
 from conformance.dtypes import dtype
 from conformance.graph import Graph
+from conformance.spec import Spec, spec_in_use
 from reference.expectations import expect
 from vectors.pack_model import LoadedVector, Provenance, Requirements
 
@@ -22,6 +24,18 @@ from vectors.pack_model import LoadedVector, Provenance, Requirements
 class Case:
     graph: Graph
     inputs: dict[str, np.ndarray]
+    # The revision the case is of, where it is not the test suite's (a TOSA 1.1
+    # operator or mode): run and failures use it.
+    spec: Spec | None = None
+    level: str = "8K"  # the level the vector is run at (EXP2_SHAPE's large exponents: none)
+
+    @contextmanager
+    def revision(self) -> Iterator[None]:
+        if self.spec is None:
+            yield
+            return
+        with spec_in_use(self.spec):
+            yield
 
     def vector(self) -> LoadedVector:
         return LoadedVector(
@@ -33,7 +47,7 @@ class Case:
             inputs=self.inputs,
             expected={},
             checks={},
-            requirements=Requirements((), (), "8K"),
+            requirements=Requirements((), (), self.level),
             provenance=Provenance("test", 0, 0, ""),
         )
 
@@ -46,9 +60,11 @@ def case(
     inputs: Sequence[Operand],
     outputs: Sequence[tuple[str, Sequence[int], str]],
     consts: Sequence[str] = (),
+    spec: Spec | None = None,
     **attrs: Any,
 ) -> Case:
-    """One operator; the inputs named in ``consts`` are constant tensors."""
+    """One operator; the inputs named in ``consts`` are constant tensors; ``spec`` the
+    revision, where it is not the test suite's."""
     values = {n: np.asarray(v).astype(dtype(dt).storage) for n, v, dt in inputs}
     graph = single_operator_graph(
         op,
@@ -57,8 +73,9 @@ def case(
         attrs,
         constants={n: values[n] for n in consts},
         strict=False,
+        spec=spec,
     )
-    return Case(graph, {n: v for n, v in values.items() if n not in consts})
+    return Case(graph, {n: v for n, v in values.items() if n not in consts}, spec)
 
 
 def unary(op: str, x: Any, dt: str, out_dt: str | None = None, **attrs: Any) -> Case:
@@ -68,14 +85,18 @@ def unary(op: str, x: Any, dt: str, out_dt: str | None = None, **attrs: Any) -> 
 
 def run(backend: Any, c: Case, tmp_path: Path) -> BackendResult:
     assert backend.unsupported(c.vector()) is None
-    return backend.run(c.vector(), tmp_path)  # type: ignore[no-any-return]
+    if c.spec is not None:  # the backend evaluates with the spec it was made with
+        backend.spec = c.spec
+    with c.revision():
+        return backend.run(c.vector(), tmp_path)  # type: ignore[no-any-return]
 
 
 def failures(c: Case, result: BackendResult) -> list[str]:
     """The compliance failures of ``result`` against the reference expectation."""
-    exp = expect(c.graph, c.inputs)
-    assert exp.outcome.valid, str(exp.outcome)
-    verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
+    with c.revision():
+        exp = expect(c.graph, c.inputs, spec=c.spec, level=c.level)
+        assert exp.outcome.valid, str(exp.outcome)
+        verdicts = {n: exp.check(n, result.outputs[n]) for n in c.graph.main.outputs}
     return [f"{n}: {v.message}" for n, v in verdicts.items() if not v.passed]
 
 

@@ -1,13 +1,18 @@
-"""Operator attribute tables of TOSA 1.0 files, as the schema's field types say.
+"""Operator attribute tables of TOSA 1.0 and 1.1 files, as the schema's field types say.
 
-In TOSA 1.0 the tosa.xml attribute names are the schema's field names, so the mapping is
-the identity and each value is stored as its field's type asks (:class:`Kind` in
-:mod:`vectors.layout_1_0`): ``int32`` and ``bool`` scalars, ``[int32]`` lists, enum value
-*names* (``nan_mode="IGNORE"``, ``acc_type="INT32"``), strings, and ``[ubyte]`` values in
-the first input's element type (CLAMP ``min_val``/``max_val``).
+In both revisions the tosa.xml attribute names are the schema's field names, so the
+mapping is the identity and each value is stored as its field's type asks (:class:`Kind`
+in :mod:`vectors.layout_1_0`): ``int32`` and ``bool`` scalars, ``[int32]`` lists, enum
+value *names* (``nan_mode="IGNORE"``, ``acc_type="INT32"``, ``block_size="BLOCK_SIZE_32"``),
+strings, and ``[ubyte]`` values in the first input's element type (CLAMP
+``min_val``/``max_val``).
 
 Presence is exact both ways: every attribute the IR holds is written (even when it equals
-the schema default) and only the fields present in a file are read back.
+the schema default) and only the fields present in a file are read back.  The one
+exception is an attribute that the revision's tosa.xml declares and its schema has no
+field for (TOSA 1.1's CAST ``input_unsigned``: tosa-tools 2026.8's ``CastAttribute`` is
+empty): an optional ``bool_t`` one is written as nothing when false, which its absence
+means (tosa.xml: "defaults to false"), and refused when true; any other is refused.
 """
 
 from __future__ import annotations
@@ -49,34 +54,68 @@ def _int_range(storage: str) -> tuple[int, int]:
 
 
 def encode_attributes(
-    b: Builder, op: str, attrs: Mapping[str, object], element_type: ElementType
+    b: Builder,
+    op: str,
+    attrs: Mapping[str, object],
+    element_type: ElementType,
+    layout: L.Layout = L.LAYOUT_1_0,
 ) -> tuple[int, int]:
     """Write ``op``'s attribute table: (union type value, table offset)."""
-    table = L.attribute_table(op)
+    table = layout.attribute_table(op)
     if table is None:
         if attrs:
-            raise EncodeError(f"TOSA 1.0 has no attribute table for {op}")
+            raise EncodeError(f"{layout.title} has no attribute table for {op}")
         return 0, 0
-    fields = L.attribute_fields(op)
+    fields = layout.attribute_fields(op)
     known = {f.name for f in fields}
-    unknown = sorted(set(attrs) - known)
-    if unknown:
-        have = ", ".join(sorted(known)) or "none"
-        raise EncodeError(
-            f"TOSA 1.0's {table.name} has no field for attribute {unknown[0]!r} "
-            f"(its fields: {have})"
-        )
+    for name in sorted(set(attrs) - known):
+        problem = _without_field(layout, op, name, attrs[name])
+        if problem is not None:
+            have = ", ".join(sorted(known)) or "none"
+            raise EncodeError(
+                f"{layout.title}'s {table.name} has no field for attribute {name!r} "
+                f"(its fields: {have}){problem}"
+            )
     values: dict[str, Value] = {}
     for af in fields:  # slot order, so the bytes do not depend on the dict's order
         if af.name in attrs:
             try:
-                values[af.name] = _encode(b, af, attrs[af.name], element_type)
+                values[af.name] = _encode(b, af, attrs[af.name], element_type, layout)
             except EncodeError as exc:
                 raise EncodeError(f"attribute {af.name!r}: {exc}") from None
-    return L.ATTRIBUTE.members[table.name], b.table(table, values)
+    return layout.ATTRIBUTE.members[table.name], b.table(table, values)
 
 
-def _encode(b: Builder, af: L.AttrField, value: object, element_type: ElementType) -> Value:
+def _without_field(layout: L.Layout, op: str, name: str, value: object) -> str | None:
+    """None when attribute ``name`` of ``op``, which the schema's table has no field
+    for, may be left out of the file (an optional bool_t of the revision's tosa.xml,
+    false: its absence means false); else the end of the refusal's message."""
+    from conformance.spec import load_revision  # the revision's own tosa.xml
+
+    op_spec = load_revision(layout.REVISION).operators.get(op)
+    arg = None
+    if op_spec is not None:
+        arg = next((a for a in op_spec.attributes if a.name == name), None)
+    if arg is None:
+        return ""
+    if arg.optional and arg.element_type == "bool_t" and arg.shape.kind == "scalar":
+        if isinstance(value, bool | np.bool_) and not value:
+            return None
+        return (
+            f"; {op}'s optional {name} can only be written false, by leaving it out "
+            f"(the schema of tosa-tools {_release(layout)} cannot say {value!r})"
+        )
+    return f"; the schema of tosa-tools {_release(layout)} cannot say {op}'s {name}"
+
+
+def _release(layout: L.Layout) -> str:
+    release = layout.SERIALIZER_RELEASE or L.TOSA_TOOLS_RELEASE
+    return ".".join(str(p) for p in release[:2])
+
+
+def _encode(
+    b: Builder, af: L.AttrField, value: object, element_type: ElementType, layout: L.Layout
+) -> Value:
     f = af.field
     kind = af.kind
     if kind is L.Kind.INT:
@@ -88,7 +127,7 @@ def _encode(b: Builder, af: L.AttrField, value: object, element_type: ElementTyp
     if kind is L.Kind.INT_LIST:
         return b.scalar_vector(f.storage, int_list(value, f.storage))
     if kind is L.Kind.ENUM:
-        enum = L.enum_of(f)
+        enum = layout.enum_of(f)
         number = L.enum_value(enum, value) if isinstance(value, str) else None
         if number is None:
             names = ", ".join(L.ir_enum_names(enum))
@@ -144,6 +183,8 @@ def element_bytes(value: object, dtype: DType) -> bytes:
         if not isinstance(value, bool | np.bool_ | numbers.Integral) or value not in (0, 1):
             raise EncodeError(f"expected a bool, got {value!r}")
         arr = np.asarray(bool(value))
+    elif dtype.kind != "int":
+        raise EncodeError(f"an attribute value in {dtype} ({dtype.kind}) cannot be written")
     else:
         if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
             raise EncodeError(f"expected a {dtype} integer, got {value!r}")
@@ -157,32 +198,36 @@ def element_bytes(value: object, dtype: DType) -> bytes:
 # ---------------------------------------------------------------------------- reading
 
 
-def decode_attributes(op: str, operator: ReadTable, element_type: ElementType) -> dict[str, object]:
+def decode_attributes(
+    op: str, operator: ReadTable, element_type: ElementType, layout: L.Layout = L.LAYOUT_1_0
+) -> dict[str, object]:
     """The IR attributes of ``op`` from its TosaOperator table."""
     union_type = operator.u8("attribute_type")
-    table = L.attribute_table(op)
+    table = layout.attribute_table(op)
     if union_type == 0:
         # Tolerated: the operator then holds no attributes.
         return {}
-    found = L.ATTRIBUTE.names.get(union_type, f"unknown attribute type {union_type}")
-    if table is None or L.ATTRIBUTE.members[table.name] != union_type:
+    found = layout.ATTRIBUTE.names.get(union_type, f"unknown attribute type {union_type}")
+    if table is None or layout.ATTRIBUTE.members[table.name] != union_type:
         expected = "no attributes" if table is None else table.name
         raise DecodeError(f"{op} operator carries {found}, expected {expected}")
     attr = operator.table("attribute", table.layout)
     if attr is None:
         raise DecodeError(f"{op} operator declares {found} but has no attribute table")
     out: dict[str, object] = {}
-    for af in L.attribute_fields(op):
+    for af in layout.attribute_fields(op):
         if not attr.present(af.name):
             continue
         try:
-            out[af.name] = _decode(attr, af, element_type)
+            out[af.name] = _decode(attr, af, element_type, layout)
         except DecodeError as exc:
             raise DecodeError(f"{op} attribute {af.name!r}: {exc}") from None
     return out
 
 
-def _decode(attr: ReadTable, af: L.AttrField, element_type: ElementType) -> object:
+def _decode(
+    attr: ReadTable, af: L.AttrField, element_type: ElementType, layout: L.Layout
+) -> object:
     f = af.field
     kind = af.kind
     if kind is L.Kind.INT:
@@ -195,9 +240,9 @@ def _decode(attr: ReadTable, af: L.AttrField, element_type: ElementType) -> obje
         return attr.i32s(f.name)
     if kind is L.Kind.ENUM:
         number = read_scalar(attr, f)
-        name = L.enum_name(L.enum_of(f), number)
+        name = L.enum_name(layout.enum_of(f), number)
         if name is None:
-            names = ", ".join(L.ir_enum_names(L.enum_of(f)))
+            names = ", ".join(L.ir_enum_names(layout.enum_of(f)))
             raise DecodeError(f"{f.type.base} value {number} is not one of {names}")
         return name
     if kind is L.Kind.STRING:

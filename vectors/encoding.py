@@ -9,7 +9,20 @@ serialization library uses, so that the files mean the same to its tools:
   nibble (a final odd element leaves the high nibble zero);
 * ``INT48``: six bytes per element, the low 48 bits of the two's-complement value;
 * ``SHAPE``: eight bytes per element (int64);
-* everything else: the native bits of the element type (int8/16/32, fp8, fp16, bf16, fp32).
+* ``FP4E2M1`` (TOSA 1.1): two elements per byte, as ``INT4`` (element ``2k`` in the low
+  nibble); the nibble is the element's 4-bit code;
+* ``FP6E2M3``, ``FP6E3M2`` (TOSA 1.1): a stream of 6-bit codes, least significant bit
+  first: four elements in three bytes, element ``4k`` in bits 0-5 of byte ``3k``,
+  element ``4k+1`` in bits 6-7 of it and bits 0-3 of the next byte, and so on; a tail
+  takes ``ceil(6n / 8)`` bytes, the unused high bits zero;
+* everything else: the native bits of the element type (int8/16/32/64, fp8 including
+  fp8ue8m0, fp16, bf16, fp32; mxint8 as its two's-complement byte).
+
+These are the layouts of Arm's serializer (tosa-tools 2026.8: ``addTensor`` of an
+ml_dtypes array of the type) and of its reference model reading them.  A block-scaled
+composite (``bs32_...``) is a value tensor and a scale tensor in one TosaTensor of the
+1.1 schema (``scale_data``); the graph IR has no such tensor yet, and the codec refuses
+it (:func:`refuse_block_scaled`).
 """
 
 from __future__ import annotations
@@ -40,6 +53,16 @@ SCHEMA_NAMES: dict[str, str] = {
     dtypes.FP32.name: "FP32",
     dtypes.SHAPE.name: "SHAPE",
 }
+# TOSA 1.1's schema (tosa-tools 2026.8) names the 1.1 element types too.
+SCHEMA_NAMES_1_1: dict[str, str] = {
+    **SCHEMA_NAMES,
+    dtypes.I64.name: "INT64",
+    dtypes.FP4E2M1.name: "FP4E2M1",
+    dtypes.FP6E2M3.name: "FP6E2M3",
+    dtypes.FP6E3M2.name: "FP6E3M2",
+    dtypes.FP8UE8M0.name: "FP8UE8M0",
+    dtypes.MXINT8.name: "MXINT8",
+}
 _FROM_SCHEMA: dict[int, DType] = {
     DTYPE_VALUES[schema]: dtypes.BY_NAME[ir] for ir, schema in SCHEMA_NAMES.items()
 }
@@ -53,8 +76,26 @@ _PACKED_RANGE: dict[str, tuple[int, int]] = {
 
 
 def schema_dtype(dtype: DType) -> int:
-    """The schema ``DType`` enum value of an IR element type."""
-    return DTYPE_VALUES[SCHEMA_NAMES[dtype.name]]
+    """The schema ``DType`` enum value of an IR element type in the draft schema;
+    EncodeError for a type of a later revision."""
+    refuse_block_scaled(dtype)
+    name = SCHEMA_NAMES.get(dtype.name)
+    if name is None:
+        raise EncodeError(
+            f"element type {dtype} is not in the 2024-04 draft's schema (a TOSA 1.1 type: "
+            "write the graph in the 1.1-draft format)"
+        )
+    return DTYPE_VALUES[name]
+
+
+def refuse_block_scaled(dtype: DType) -> None:
+    """EncodeError for a block-scaled composite, which the graph IR cannot hold yet."""
+    if dtype.kind == "block":
+        raise EncodeError(
+            f"{dtype} is a block-scaled type: the graph IR holds no block-scaled tensors "
+            f"yet (a {dtype.block_value} value tensor and a {dtype.block_scale} scale "
+            "tensor in one TosaTensor)"
+        )
 
 
 def ir_dtype(value: int) -> DType:
@@ -74,16 +115,28 @@ def element_count(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
+# Element types packed below a byte, by their code width in bits.
+_SUB_BYTE: dict[str, int] = {
+    dtypes.I4.name: 4,
+    dtypes.FP4E2M1.name: 4,
+    dtypes.FP6E2M3.name: 6,
+    dtypes.FP6E3M2.name: 6,
+}
+
+
 def byte_count(dtype: DType, count: int) -> int:
-    if dtype is dtypes.I4:
-        return (count + 1) // 2
+    bits = _SUB_BYTE.get(dtype.name)
+    if bits is not None:
+        return (bits * count + 7) // 8
     if dtype is dtypes.I48:
         return 6 * count
     return count * dtype.storage.itemsize
 
 
 # ml_dtypes floats report numpy kind "V" (or "f"), so recognise them by name.
-_ML_FLOAT_NAMES = frozenset(d.storage.name for d in (dtypes.FP8E4M3, dtypes.FP8E5M2, dtypes.BF16))
+_ML_FLOAT_NAMES = frozenset(
+    d.storage.name for d in dtypes.ALL if d.is_float and d.storage.kind != "f"
+)
 
 
 def _is_numeric(dt: np.dtype) -> bool:
@@ -104,6 +157,7 @@ def coerce(value: object, dtype: DType, shape: tuple[int, ...], what: str) -> np
     Conversions are allowed only when exact (an int64 array of small values for an i8
     tensor), so a round trip through the file can never change a value silently.
     """
+    refuse_block_scaled(dtype)
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -131,14 +185,16 @@ def coerce(value: object, dtype: DType, shape: tuple[int, ...], what: str) -> np
 
 def encode(arr: np.ndarray, dtype: DType) -> bytes:
     """Raw bytes of ``arr`` (already in ``dtype``'s storage, see :func:`coerce`)."""
+    refuse_block_scaled(dtype)
     flat = np.ascontiguousarray(arr).reshape(-1)
     if dtype is dtypes.BOOL:
         return flat.astype(np.uint8).tobytes()
     if dtype is dtypes.I4:
-        nibbles = (flat.astype(np.int16) & 0xF).astype(np.uint8)
-        if nibbles.size % 2:
-            nibbles = np.append(nibbles, np.uint8(0))
-        return (nibbles[0::2] | (nibbles[1::2] << 4)).tobytes()
+        return _pack4((flat.astype(np.int16) & 0xF).astype(np.uint8))
+    if dtype is dtypes.FP4E2M1:
+        return _pack4(flat.view(np.uint8) & 0xF)
+    if _SUB_BYTE.get(dtype.name) == 6:
+        return _pack6(flat.view(np.uint8) & 0x3F)
     if dtype is dtypes.I48:
         as_bytes = flat.astype("<i8").view(np.uint8).reshape(-1, 8)
         return as_bytes[:, :6].tobytes()
@@ -160,10 +216,12 @@ def decode(data: bytes, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
     if dtype is dtypes.BOOL:
         values = raw != 0
     elif dtype is dtypes.I4:
-        nibbles = np.empty(raw.size * 2, dtype=np.int8)
-        nibbles[0::2] = raw & 0xF
-        nibbles[1::2] = raw >> 4
-        values = ((nibbles[:count] ^ 8) - 8).astype(np.int8)  # sign-extend 4 -> 8 bits
+        nibbles = _unpack4(raw, count).astype(np.int8)
+        values = ((nibbles ^ 8) - 8).astype(np.int8)  # sign-extend 4 -> 8 bits
+    elif dtype is dtypes.FP4E2M1:
+        values = _unpack4(raw, count).view(dtype.storage)
+    elif _SUB_BYTE.get(dtype.name) == 6:
+        values = _unpack6(raw, count).view(dtype.storage)
     elif dtype is dtypes.I48:
         six = raw.reshape(count, 6)
         sign = np.where(six[:, 5:6] & 0x80, np.uint8(0xFF), np.uint8(0))
@@ -173,3 +231,38 @@ def decode(data: bytes, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
         size = dtype.storage.itemsize
         values = raw.view(f"<u{size}").astype(f"u{size}").view(dtype.storage)
     return values.reshape(shape)
+
+
+def _pack4(codes: np.ndarray) -> bytes:
+    """4-bit codes (uint8, high nibbles zero), two to a byte, the first in the low nibble."""
+    if codes.size % 2:
+        codes = np.append(codes, np.uint8(0))
+    return (codes[0::2] | (codes[1::2] << 4)).tobytes()
+
+
+def _unpack4(raw: np.ndarray, count: int) -> np.ndarray:
+    codes = np.empty(raw.size * 2, dtype=np.uint8)
+    codes[0::2] = raw & 0xF
+    codes[1::2] = raw >> 4
+    return codes[:count]
+
+
+def _pack6(codes: np.ndarray) -> bytes:
+    """6-bit codes (uint8, two high bits zero) as a bit stream, least significant bit
+    first: each four codes make a 24-bit little-endian group of three bytes."""
+    count = codes.size
+    padded = np.zeros(-(-count // 4) * 4, dtype=np.uint32)
+    padded[:count] = codes
+    quads = padded.reshape(-1, 4)
+    words = quads[:, 0] | (quads[:, 1] << 6) | (quads[:, 2] << 12) | (quads[:, 3] << 18)
+    groups = words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3]
+    return groups.reshape(-1)[: (6 * count + 7) // 8].tobytes()
+
+
+def _unpack6(raw: np.ndarray, count: int) -> np.ndarray:
+    groups = np.zeros(-(-raw.size // 3) * 3, dtype=np.uint32)
+    groups[: raw.size] = raw
+    triples = groups.reshape(-1, 3)
+    words = triples[:, 0] | (triples[:, 1] << 8) | (triples[:, 2] << 16)
+    codes = np.stack([(words >> shift) & 0x3F for shift in (0, 6, 12, 18)], axis=1)
+    return codes.reshape(-1)[:count].astype(np.uint8)

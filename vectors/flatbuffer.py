@@ -2,11 +2,15 @@
 
 ``serialize``/``deserialize`` work on bytes, ``write_graph``/``read_graph`` on files.
 ``revision`` picks the format: ``"2024-04-draft"`` (the default; schema
-vectors/schema/tosa.fbs, code in :mod:`vectors.graph_writer` / :mod:`vectors.graph_reader`)
-or ``"1.0"`` (TOSA 1.0's own schema, conformance/tosa_spec/1.0/tosa.fbs, code in
-:mod:`vectors.graph_writer_1_0` / :mod:`vectors.graph_reader_1_0`).  Reading without a
-revision tells the two apart by the file's Version table (:func:`detect_revision`).  The
-layouts are documented in docs/flatbuffer.md.
+vectors/schema/tosa.fbs, code in :mod:`vectors.graph_writer` / :mod:`vectors.graph_reader`),
+``"1.0"`` (TOSA 1.0's own schema, conformance/tosa_spec/1.0/tosa.fbs) or ``"1.1-draft"``
+(the 1.1 draft's, conformance/tosa_spec/1.1-draft/tosa.fbs; the same schema, with the 1.1
+element types and tosa-tools' serializer tables), both with the code of
+:mod:`vectors.graph_writer_1_0` / :mod:`vectors.graph_reader_1_0` and a
+:class:`~vectors.layout_1_0.Layout` each.  :func:`format_for` gives a graph's own format
+(its ``revision``).  Reading without a revision tells the formats apart by the file's
+Version and serializer tables (:func:`detect_revision`).  The layouts are documented in
+docs/flatbuffer.md.
 
 Every failure is a :class:`FlatbufferError` with a one-line message that starts with the
 source (a file path, or ``"<bytes>"``) and names the problem.
@@ -25,11 +29,13 @@ from conformance.graph import Graph, Version
 from vectors import graph_reader, graph_reader_1_0, graph_writer, graph_writer_1_0
 from vectors.errors import CorruptError, DecodeError, EncodeError, FlatbufferError
 from vectors.layout import FILE_IDENTIFIER
+from vectors.layout_1_0 import LAYOUT_1_0, LAYOUT_1_1
 
 __all__ = [
     "DEFAULT_REVISION",
     "REVISIONS",
     "VERSION_1_0",
+    "VERSION_1_1",
     "FlatbufferError",
     "deserialize",
     "detect_revision",
@@ -43,19 +49,24 @@ _HEADER_SIZE = 8  # root table offset + file identifier
 _T = TypeVar("_T")
 
 DEFAULT_REVISION = revisions.DRAFT_2024.name  # what serialize writes unless told otherwise
-REVISIONS = (revisions.DRAFT_2024.name, revisions.TOSA_1_0.name)
+REVISIONS = (revisions.DRAFT_2024.name, revisions.TOSA_1_0.name, revisions.TOSA_1_1_DRAFT.name)
 
 # The Version a TOSA 1.0 graph records: the vendored spec's release (1.0.2).  A graph
 # written in the 1.0 format must say 1.0.x.
 VERSION_1_0 = Version(1, 0, 2, draft=False)
+# The Version of a 1.1 draft graph: the vendored tosa.xml's (1.1.0 draft), which is what
+# tosa-tools 2026.8 writes too.  A graph written in the 1.1 format must say 1.1.x.
+VERSION_1_1 = Version(1, 1, 0, draft=True)
 
 _WRITERS: dict[str, Callable[[Graph], bytes]] = {
     revisions.DRAFT_2024.name: graph_writer.write,
-    revisions.TOSA_1_0.name: graph_writer_1_0.write,
+    revisions.TOSA_1_0.name: lambda g: graph_writer_1_0.write(g, LAYOUT_1_0),
+    revisions.TOSA_1_1_DRAFT.name: lambda g: graph_writer_1_0.write(g, LAYOUT_1_1),
 }
 _READERS: dict[str, Callable[[bytes], Graph]] = {
     revisions.DRAFT_2024.name: graph_reader.read,
-    revisions.TOSA_1_0.name: graph_reader_1_0.read,
+    revisions.TOSA_1_0.name: lambda b: graph_reader_1_0.read(b, LAYOUT_1_0),
+    revisions.TOSA_1_1_DRAFT.name: lambda b: graph_reader_1_0.read(b, LAYOUT_1_1),
 }
 
 
@@ -69,8 +80,12 @@ def _revision(name: str, what: str) -> str:
 
 
 def format_for(graph: Graph) -> str:
-    """The file format of the revision a graph says it follows (its version): TOSA 1.0's
-    own for a 1.0.x graph, the draft's otherwise."""
+    """The file format of the revision a graph follows: the one it records
+    (``Graph.revision``, set by the builder from its spec and by the readers from the
+    file); for a graph that records none, or another (a custom tosa.xml), its version
+    says: TOSA 1.0's own for a 1.0.x graph, the 2024 draft's otherwise."""
+    if graph.revision in _WRITERS:
+        return graph.revision
     v = graph.version
     if (v.major, v.minor, v.draft) == (VERSION_1_0.major, VERSION_1_0.minor, False):
         return revisions.TOSA_1_0.name
@@ -88,9 +103,11 @@ def serialize(graph: Graph, *, revision: str = DEFAULT_REVISION) -> bytes:
 
 
 def detect_revision(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -> str:
-    """The revision whose format a TOSA flatbuffer is in, by its Version table: a file
-    saying 1.0.x (or carrying tosa-tools' software_version / compatibility tables) is
-    ``"1.0"``, any other ``"2024-04-draft"``."""
+    """The revision whose format a TOSA flatbuffer is in, by its Version table and
+    tosa-tools' serializer tables (software_version, compatibility), which only the
+    schema of 1.0 and 1.1 has: a file saying 1.0.x is ``"1.0"``; one with the serializer
+    tables saying 1.1.x is ``"1.1-draft"`` (any other version with them, ``"1.0"``);
+    the rest ``"2024-04-draft"``, whose graphs say 1.1.0 draft."""
     buf = _checked_header(bytes(data), source)
     return _decoding(source, lambda: graph_reader_1_0.detect_revision(buf))
 

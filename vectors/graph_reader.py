@@ -8,6 +8,7 @@ constant in one place).
 
 from __future__ import annotations
 
+from conformance import revisions
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Operator, Region, Tensor, Version
 from vectors import encoding
@@ -17,6 +18,8 @@ from vectors.attributes import Kind, mapping
 from vectors.errors import DecodeError
 from vectors.fbreader import Reader, Table
 from vectors.graph_writer import find_tensor
+
+DRAFT_REVISION = revisions.DRAFT_2024.name  # the revision whose format this module reads
 
 
 def read(data: bytes) -> Graph:
@@ -31,7 +34,8 @@ def read(data: bytes) -> Graph:
             minor=version.i32("_minor", -1),
             patch=version.i32("_patch", -1),
             draft=version.boolean("_draft", True),
-        )
+        ),
+        revision=DRAFT_REVISION,
     )
     pending: list[tuple[Block, Table]] = []
     for region_table in root.tables("regions", L.REGION):

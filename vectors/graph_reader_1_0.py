@@ -1,4 +1,7 @@
-"""TOSA 1.0 flatbuffer bytes -> graph IR (see :mod:`vectors.flatbuffer` for the public API).
+"""TOSA 1.0 or 1.1 flatbuffer bytes -> graph IR (see :mod:`vectors.flatbuffer` for the
+public API).  The two revisions share tosa-tools 2026.8's schema; the
+:class:`~vectors.layout_1_0.Layout` says which one's element types are read, and the
+graph records the revision whose format it was read in (``Graph.revision``).
 
 The exact inverse of :mod:`vectors.graph_writer_1_0` for everything it writes:
 
@@ -49,16 +52,22 @@ _UNSUPPORTED_TENSOR_FIELDS = (
 
 
 def detect_revision(data: bytes) -> str:
-    """Which format a TOSA flatbuffer is in, by its Version table: 1.0.x is TOSA 1.0's
-    format; so is any file carrying the later serializer's ``software_version`` or
-    ``compatibility`` tables (tosa-tools writes them, with its own draft version); the
-    rest is the 2024-04 draft's."""
+    """Which format a TOSA flatbuffer is in, by its Version table and its serializer
+    tables: 1.0.x is TOSA 1.0's format.  A file carrying tosa-tools' ``software_version``
+    or ``compatibility`` tables (which the 2024 draft's schema does not have) is in the
+    shared schema of 1.0 and 1.1: 1.1.x is the 1.1 draft's, any other version TOSA
+    1.0's.  The rest is the 2024-04 draft's (whose graphs say 1.1.0 draft too)."""
     root = Reader(data).root(L.GRAPH.layout)
     version = root.table("version", L.VERSION.layout)
-    if version is not None and (version.i32("_major", -1), version.i32("_minor", -1)) == (1, 0):
-        return L.REVISION
+    major_minor = None
+    if version is not None:
+        major_minor = (version.i32("_major", -1), version.i32("_minor", -1))
+    if major_minor == L.LAYOUT_1_0.VERSION_MAJOR_MINOR:
+        return L.LAYOUT_1_0.REVISION
     if root.present("software_version") or root.present("compatibility"):
-        return L.REVISION
+        if major_minor == L.LAYOUT_1_1.VERSION_MAJOR_MINOR:
+            return L.LAYOUT_1_1.REVISION
+        return L.LAYOUT_1_0.REVISION
     return DRAFT
 
 
@@ -74,10 +83,11 @@ def ir_regions(regions: list[Region]) -> list[Region]:
     return regions
 
 
-def read(data: bytes) -> Graph:
-    """Decode a whole buffer whose file identifier was already checked."""
-    root = Reader(data).root(L.GRAPH.layout)
-    version = root.table("version", L.VERSION.layout)
+def read(data: bytes, layout: L.Layout = L.LAYOUT_1_0) -> Graph:
+    """Decode a whole buffer whose file identifier was already checked, in ``layout``'s
+    format (TOSA 1.0's unless told)."""
+    root = Reader(data).root(layout.GRAPH.layout)
+    version = root.table("version", layout.VERSION.layout)
     if version is None:
         raise DecodeError("TosaGraph has no version (a required field)")
     graph = Graph(
@@ -86,14 +96,15 @@ def read(data: bytes) -> Graph:
             minor=version.i32("_minor", -1),
             patch=version.i32("_patch", -1),
             draft=version.boolean("_draft", True),
-        )
+        ),
+        revision=layout.REVISION,
     )
-    _check_compatibility(root)
+    _check_compatibility(root, layout)
     readers: list[_BlockReader] = []
-    for region_table in root.tables("regions", L.REGION.layout):
+    for region_table in root.tables("regions", layout.REGION.layout):
         region = Region(region_table.string("name") or "")
-        for block_table in region_table.tables("blocks", L.BLOCK.layout):
-            reader = _BlockReader(block_table)
+        for block_table in region_table.tables("blocks", layout.BLOCK.layout):
+            reader = _BlockReader(block_table, layout)
             try:
                 reader.read_containers()
             except DecodeError as exc:
@@ -112,21 +123,25 @@ def read(data: bytes) -> Graph:
     return graph
 
 
-def _check_compatibility(root: Table) -> None:
-    comp = root.table("compatibility", L.COMPATIBILITY.layout)
+def _check_compatibility(root: Table, layout: L.Layout) -> None:
+    comp = root.table("compatibility", layout.COMPATIBILITY.layout)
     if comp is None:
         return
-    features = read_scalar(comp, L.COMPATIBILITY.field("features"))
+    features = read_scalar(comp, layout.COMPATIBILITY.field("features"))
     if not features:
         return
     names = [
-        L.COMPATIBILITY_FEATURE.names.get(bit, f"bit {bit}")
+        layout.COMPATIBILITY_FEATURE.names.get(bit, f"bit {bit}")
         for bit in range(64)
         if features >> bit & 1
     ]
+    if layout.SERIALIZER_RELEASE is None:
+        why = f"which {layout.title} graphs do not use"
+    else:  # MXFP: block-scaled tensors
+        why = "for block-scaled tensors, which the graph IR does not hold yet"
     raise DecodeError(
         f"the file requires the serialization features {', '.join(names)} "
-        "(TosaGraph.compatibility), which TOSA 1.0 graphs do not use"
+        f"(TosaGraph.compatibility), {why}"
     )
 
 
@@ -152,8 +167,9 @@ class _RawOp:
 
 
 class _BlockReader:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, layout: L.Layout) -> None:
         self.table = table
+        self.layout = layout
         self.block = Block(
             name=table.string("name") or "",
             inputs=table.strings("inputs"),
@@ -165,17 +181,18 @@ class _BlockReader:
     # -- tensors --------------------------------------------------------------------
 
     def read_containers(self) -> None:
-        for t in self.table.tables("tensors", L.TENSOR.layout):
-            raw = _raw_tensor(t)
+        lay = self.layout
+        for t in self.table.tables("tensors", lay.TENSOR.layout):
+            raw = _raw_tensor(t, lay)
             self._add(raw.name, raw)
         shapes: dict[str, Tensor] = {}
-        for s in self.table.tables("shapes", L.SHAPE.layout):
+        for s in self.table.tables("shapes", lay.SHAPE.layout):
             shape = _shape(s)
             if shape.name in self.raw or shape.name in shapes:
                 raise DecodeError(f"tensor {shape.name!r} is defined twice")
             shapes[shape.name] = shape
-        for index, op_table in enumerate(self.table.tables("operators", L.OPERATOR.layout)):
-            self.ops.append(_raw_op(index, op_table))
+        for index, op_table in enumerate(self.table.tables("operators", lay.OPERATOR.layout)):
+            self.ops.append(_raw_op(index, op_table, lay))
         # The variable tensors the writer adds leave the block, unless something else
         # (another operand, a block input or output) refers to them too.
         slots = {id(op): _variable_slot(op) for op in self.ops}
@@ -191,7 +208,7 @@ class _BlockReader:
         }
         for name, raw in self.raw.items():
             if not (name in dropped and raw.variable and name not in elsewhere):
-                self.block.tensors[name] = _tensor(raw)
+                self.block.tensors[name] = _tensor(raw, lay)
         self.block.tensors.update(shapes)
 
     def _add(self, name: str, raw: _RawTensor) -> None:
@@ -213,7 +230,8 @@ class _BlockReader:
                 if rop.op in ("VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"):
                     self._variable(rop, op)
                 element_type = functools.partial(_element_type, graph, block, op)
-                op.attributes.update(decode_attributes(rop.op, rop.table, element_type))
+                attrs = decode_attributes(rop.op, rop.table, element_type, self.layout)
+                op.attributes.update(attrs)
             except DecodeError as exc:
                 raise DecodeError(f"{where}: {exc}") from None
             if rop.op in CONST_OPS:
@@ -253,10 +271,11 @@ class _BlockReader:
         if raw.shape is not None:
             op.attributes["var_shape"] = raw.shape
         var_type = None
+        lay = self.layout
         if raw.type is not None:
-            var_type = L.var_type_name(raw.type)
+            var_type = lay.var_type_name(raw.type)
             if var_type is None:
-                shown = L.DTYPE.names.get(raw.type, f"value {raw.type}")
+                shown = lay.DTYPE.names.get(raw.type, f"value {raw.type}")
                 raise DecodeError(f"variable tensor {raw.name!r} has DType {shown}, no var_t")
             op.attributes["type"] = var_type
         if not _no_data(raw.data, raw.shape or ()):
@@ -266,7 +285,7 @@ class _BlockReader:
                 )
             try:
                 op.attributes["initial_value"] = encoding.decode(
-                    raw.data or b"", L.IR_DTYPES[raw.type], raw.shape
+                    raw.data or b"", lay.IR_DTYPES[raw.type], raw.shape
                 )
             except DecodeError as exc:
                 raise DecodeError(f"variable tensor {raw.name!r}: {exc}") from None
@@ -293,21 +312,21 @@ def _slot_name(op: _RawOp, slot: tuple[str, int]) -> str:
     return (op.inputs if direction == "in" else op.outputs)[k]
 
 
-def _raw_op(index: int, table: Table) -> _RawOp:
+def _raw_op(index: int, table: Table, layout: L.Layout) -> _RawOp:
     value = table.u32("op")
-    name = L.OP.names.get(value)
+    name = layout.OP.names.get(value)
     if name is None or name == "UNKNOWN":
         shown = f"value {value}" if name is None else name
         raise DecodeError(f"operator {index}: unknown Op {shown}")
-    location = table.table("location", L.LOCATION.layout)
+    location = table.table("location", layout.LOCATION.layout)
     text = location.string("text") if location is not None else None
     return _RawOp(index, name, table, table.strings("inputs"), table.strings("outputs"), text)
 
 
-def _raw_tensor(table: Table) -> _RawTensor:
+def _raw_tensor(table: Table, layout: L.Layout) -> _RawTensor:
     name = table.string("name") or ""
     for field in _UNSUPPORTED_TENSOR_FIELDS:
-        f = L.TENSOR.field(field)
+        f = layout.TENSOR.field(field)
         # Arm's serializer writes these with their defaults (an empty scale_data) always.
         used = table.raw_bytes(field) if f.is_offset else read_scalar(table, f)
         if used:
@@ -326,15 +345,19 @@ def _raw_tensor(table: Table) -> _RawTensor:
     )
 
 
-def _ir_dtype(value: int) -> DType:
-    found = L.IR_DTYPES.get(value)
+def _ir_dtype(value: int, layout: L.Layout) -> DType:
+    found = layout.IR_DTYPES.get(value)
     if found is not None:
         return found
-    name = L.DTYPE.names.get(value)
+    name = layout.DTYPE.names.get(value)
     if name is None:
         raise DecodeError(f"unknown DType value {value}")
     if name == "SHAPE":
-        raise DecodeError("DType SHAPE in a TosaTensor: TOSA 1.0 keeps shape values in TosaShape")
+        raise DecodeError(
+            f"DType SHAPE in a TosaTensor: {layout.title} keeps shape values in TosaShape"
+        )
+    if any(name in other.DTYPE_NAMES.values() for other in L.LAYOUTS.values()):
+        raise DecodeError(f"DType {name} is not an element type of {layout.title}")
     raise DecodeError(f"DType {name} has no element type in the graph IR")
 
 
@@ -344,9 +367,9 @@ def _no_data(raw: bytes | None, shape: tuple[int, ...]) -> bool:
     return raw is None or (not raw and all(d >= 0 for d in shape) and math.prod(shape) > 0)
 
 
-def _tensor(raw: _RawTensor) -> Tensor:
+def _tensor(raw: _RawTensor, layout: L.Layout) -> Tensor:
     try:
-        dtype = _ir_dtype(0 if raw.type is None else raw.type)
+        dtype = _ir_dtype(0 if raw.type is None else raw.type, layout)
         shape = raw.shape or ()
         data = None if _no_data(raw.data, shape) else encoding.decode(raw.data or b"", dtype, shape)
     except DecodeError as exc:

@@ -1,6 +1,9 @@
-"""Graph IR -> TOSA 1.0 flatbuffer bytes (see :mod:`vectors.flatbuffer` for the public API).
+"""Graph IR -> TOSA 1.0 or 1.1 flatbuffer bytes (see :mod:`vectors.flatbuffer` for the
+public API).  The two revisions share tosa-tools 2026.8's schema; a :class:`~vectors.
+layout_1_0.Layout` says which revision's file is written (its element types, the Version
+it must say, and, for 1.1, the serializer tables a file of that serializer carries).
 
-The IR is one built against the 1.0 spec model: zero points, ``pad_const``, MUL's
+The IR is one built against the 1.0 (or 1.1) spec model: zero points, ``pad_const``, MUL's
 ``shift`` and RESCALE's ``multiplier``/``shift`` are input tensors, enumerated attributes
 hold value names, variables are named.  The file follows the conventions Arm's
 serializer and reference model use for 1.0 (docs/flatbuffer.md, "TOSA 1.0 files"):
@@ -48,18 +51,21 @@ CONST_OPS = ("CONST", "CONST_SHAPE")
 VARIABLE_OPS = ("VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE")
 
 
-def write(graph: Graph) -> bytes:
-    """The graph as TOSA 1.0 flatbuffer bytes; raises :class:`EncodeError`."""
+def write(graph: Graph, layout: L.Layout = L.LAYOUT_1_0) -> bytes:
+    """The graph as flatbuffer bytes in ``layout``'s format (TOSA 1.0's unless told);
+    raises :class:`EncodeError`."""
     v = graph.version
     major, minor = _i32(v.major, "version major"), _i32(v.minor, "version minor")
     _i32(v.patch, "version patch")
-    if (major, minor) != (1, 0):
+    if (major, minor) != layout.VERSION_MAJOR_MINOR:
         shown = f"{v.major}.{v.minor}.{v.patch}{' draft' if v.draft else ''}"
+        want = ".".join(str(p) for p in layout.VERSION_MAJOR_MINOR)
+        constant = "VERSION_" + want.replace(".", "_")
         raise EncodeError(
-            f"graph version {shown} is not a TOSA 1.0 version (a 1.0 file says 1.0.x in its "
-            "Version table; set Graph.version, e.g. to vectors.flatbuffer.VERSION_1_0)"
+            f"graph version {shown} is not a TOSA {want} version (a {want} file says {want}.x "
+            f"in its Version table; set Graph.version, e.g. to vectors.flatbuffer.{constant})"
         )
-    return _Writer(graph).write()
+    return _Writer(graph, layout).write()
 
 
 @dataclass
@@ -114,17 +120,19 @@ def file_regions(graph: Graph) -> list[Region]:
 
 
 class _Writer:
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, layout: L.Layout) -> None:
         self.graph = graph
+        self.layout = layout
         self.b = Builder(_size_hint(graph))
 
     def write(self) -> bytes:
         b = self.b
+        lay = self.layout
         v = self.graph.version
         # Version first: the first object written ends the buffer, so cutting even one
         # byte off the file removes bytes of a table the reader checks.
         version = b.table(
-            L.VERSION,
+            lay.VERSION,
             {
                 "_major": int(v.major),
                 "_minor": int(v.minor),
@@ -132,24 +140,50 @@ class _Writer:
                 "_draft": bool(v.draft),
             },
         )
+        serializer = self._serializer_tables()
         regions = []
         for region in file_regions(self.graph):
             blocks = b.offset_vector([self._block(block) for block in region.blocks])
-            regions.append(b.table(L.REGION, {"name": b.string(region.name), "blocks": blocks}))
-        root = b.table(L.GRAPH, {"version": version, "regions": b.offset_vector(regions)})
-        return b.finish(root, L.FILE_IDENTIFIER)
+            regions.append(b.table(lay.REGION, {"name": b.string(region.name), "blocks": blocks}))
+        root_values: dict[str, Value] = {"version": version, "regions": b.offset_vector(regions)}
+        root_values.update(serializer)
+        root = b.table(lay.GRAPH, root_values)
+        return b.finish(root, lay.FILE_IDENTIFIER)
+
+    def _serializer_tables(self) -> dict[str, Value]:
+        """TosaGraph's software_version and compatibility, as tosa-tools' serializer of
+        the vendored schema writes them (its release, an empty modifier; no features:
+        block-scaled tensors are the only ones, and the IR holds none); none at all for
+        a layout without a serializer release (TOSA 1.0)."""
+        release = self.layout.SERIALIZER_RELEASE
+        if release is None:
+            return {}
+        b = self.b
+        table = self.layout.SOFTWARE_VERSION
+
+        def software_version() -> int:
+            major, minor, micro = release
+            return b.table(
+                table,
+                {"_major": major, "_minor": minor, "_micro": micro, "_modifier": b.string("")},
+            )
+
+        compatibility = b.table(
+            self.layout.COMPATIBILITY, {"min_reader_version": software_version()}
+        )
+        return {"software_version": software_version(), "compatibility": compatibility}
 
     def _block(self, block: Block) -> int:
         b = self.b
         try:
-            plan = _BlockPlan(self.graph, block)
+            plan = _BlockPlan(self.graph, block, self.layout)
             tensors = [self._tensor(t) for t in plan.tensors]
             shapes = [self._shape(s) for s in plan.shapes]
             ops = [self._operator(block, op) for op in plan.ops]
         except EncodeError as exc:
             raise EncodeError(f"block {block.name!r}: {exc}") from None
         return b.table(
-            L.BLOCK,
+            self.layout.BLOCK,
             {
                 "name": b.string(block.name),
                 "operators": b.offset_vector(ops),
@@ -168,21 +202,21 @@ class _Writer:
         if t.type is not None:
             values["type"] = t.type
         if t.data is not None:
-            values["data"] = b.byte_vector(t.data, _DATA_ALIGN)
+            values["data"] = b.byte_vector(t.data, _data_align(self.layout))
         if t.variable:
             values["variable"] = True
         if t.is_unranked:
             values["is_unranked"] = True
         if t.variable_name:
             values["variable_name"] = b.string(t.variable_name)
-        return b.table(L.TENSOR, values)
+        return b.table(self.layout.TENSOR, values)
 
     def _shape(self, s: _FileShape) -> int:
         b = self.b
         values: dict[str, Value] = {"name": b.string(s.name), "rank": s.rank}
         if s.data is not None:
-            values["data"] = b.byte_vector(s.data, _DATA_ALIGN)
-        return b.table(L.SHAPE, values)
+            values["data"] = b.byte_vector(s.data, _data_align(self.layout))
+        return b.table(self.layout.SHAPE, values)
 
     def _operator(self, block: Block, fop: _FileOp) -> int:
         b = self.b
@@ -196,29 +230,32 @@ class _Writer:
                 raise EncodeError("needs the first input tensor to know the element type")
             return tensor.dtype
 
+        lay = self.layout
         try:
-            attr_type, attr = encode_attributes(b, fop.op, fop.attributes, element_type)
+            attr_type, attr = encode_attributes(b, fop.op, fop.attributes, element_type, lay)
         except EncodeError as exc:
             raise EncodeError(f"{where}: {exc}") from None
-        values: dict[str, Value] = {"op": L.OP.values[fop.op], "attribute_type": attr_type}
+        values: dict[str, Value] = {"op": lay.OP.values[fop.op], "attribute_type": attr_type}
         if attr:
             values["attribute"] = attr
         values["inputs"] = b.string_vector(fop.inputs)
         values["outputs"] = b.string_vector(fop.outputs)
         if fop.location is not None:
-            values["location"] = b.table(L.LOCATION, {"text": b.string(fop.location)})
-        return b.table(L.OPERATOR, values)
+            values["location"] = b.table(lay.LOCATION, {"text": b.string(fop.location)})
+        return b.table(lay.OPERATOR, values)
 
 
-_DATA_ALIGN = int(L.TENSOR.field("data").metadata.get("force_align") or 1)
+def _data_align(layout: L.Layout) -> int:
+    return int(layout.TENSOR.field("data").metadata.get("force_align") or 1)
 
 
 class _BlockPlan:
     """What one block becomes in the file: its tensors, shapes and operators."""
 
-    def __init__(self, graph: Graph, block: Block) -> None:
+    def __init__(self, graph: Graph, block: Block, layout: L.Layout) -> None:
         self.graph = graph
         self.block = block
+        self.layout = layout
         self.tensors: list[_FileTensor] = []
         self.shapes: list[_FileShape] = []
         self._taken = set(block.tensors)
@@ -227,13 +264,14 @@ class _BlockPlan:
         for key, t in block.tensors.items():
             if key != t.name:
                 raise EncodeError(f"tensor {key!r} is named {t.name!r}; the key must be its name")
+            _check_type(t, layout)
             data = const_data.get(key)
             if data is None and t.data is not None:
                 data = _data_bytes(t.data, t, f"tensor {key!r}")
             if t.dtype is dtypes.SHAPE:
                 self.shapes.append(_shape_entry(t, data))
             else:
-                self.tensors.append(_tensor_entry(t, data))
+                self.tensors.append(_tensor_entry(t, data, layout))
         produced = {o for op in block.operators for o in op.outputs}
         self.ops = [
             _FileOp("CONST_SHAPE" if t.dtype is dtypes.SHAPE else "CONST", [], [name])
@@ -262,8 +300,8 @@ class _BlockPlan:
 
     def _operator(self, index: int, op: Operator) -> _FileOp:
         where = f"operator {index} ({op.op})"
-        if op.op not in L.OP.values or op.op == "UNKNOWN":
-            raise EncodeError(f"{where}: not an operator of TOSA 1.0's schema")
+        if op.op not in self.layout.OP.values or op.op == "UNKNOWN":
+            raise EncodeError(f"{where}: not an operator of {self.layout.title}'s schema")
         attrs = dict(op.attributes)
         fop = _FileOp(op.op, list(op.inputs), list(op.outputs), attrs, ir=op, index=index)
         if op.op in CONST_OPS:
@@ -295,7 +333,9 @@ class _BlockPlan:
             fop.outputs.insert(0, self._reference(name, fop.inputs[:1]))
 
     def _declare(self, name: str, attrs: dict[str, object]) -> str:
-        shape, type_value = _variable_type(attrs.pop("var_shape", None), attrs.pop("type", None))
+        shape, type_value = _variable_type(
+            attrs.pop("var_shape", None), attrs.pop("type", None), self.layout
+        )
         init = attrs.pop("initial_value", None)
         data = None
         if init is not None:
@@ -304,7 +344,7 @@ class _BlockPlan:
                     "attribute 'initial_value': needs the 'type' and 'var_shape' attributes "
                     "to encode it"
                 )
-            dt = L.IR_DTYPES[type_value]
+            dt = self.layout.IR_DTYPES[type_value]
             arr = encoding.coerce(init, dt, tuple(shape), "attribute 'initial_value'")
             data = encoding.encode(arr, dt)
         tensor = self._fresh(name)
@@ -332,14 +372,15 @@ class _BlockPlan:
         try:
             if decl is not None:
                 shape, type_value = _variable_type(
-                    decl.attributes.get("var_shape"), decl.attributes.get("type")
+                    decl.attributes.get("var_shape"), decl.attributes.get("type"), self.layout
                 )
         except EncodeError:
             pass  # the declaration reports its own problem where it is written
         t = self.block.tensors.get(data_tensor[0]) if data_tensor else None
         if t is not None and t.dtype is not dtypes.SHAPE:
             shape = shape if shape is not None else [_i32(d, "shape") for d in t.shape]
-            type_value = type_value if type_value is not None else _dtype_value(t.dtype)
+            if type_value is None:
+                type_value = self.layout.dtype_value(t.dtype)
         tensor = self._fresh(name)
         self.tensors.append(_FileTensor(tensor, shape, type_value, None, True, False, name))
         self._variables[name] = tensor
@@ -354,7 +395,9 @@ class _BlockPlan:
         return name
 
 
-def _variable_type(var_shape: object, var_type: object) -> tuple[list[int] | None, int | None]:
+def _variable_type(
+    var_shape: object, var_type: object, layout: L.Layout
+) -> tuple[list[int] | None, int | None]:
     shape = None
     if var_shape is not None:
         try:
@@ -363,24 +406,32 @@ def _variable_type(var_shape: object, var_type: object) -> tuple[list[int] | Non
             raise EncodeError(f"attribute 'var_shape': {exc}") from None
     type_value = None
     if var_type is not None:
-        type_value = L.var_type_value(var_type) if isinstance(var_type, str) else None
+        type_value = layout.var_type_value(var_type) if isinstance(var_type, str) else None
         if type_value is None:
-            names = ", ".join(n for v in L.IR_DTYPES if (n := L.var_type_name(v)))
+            names = ", ".join(n for v in layout.IR_DTYPES if (n := layout.var_type_name(v)))
             raise EncodeError(f"attribute 'type': expected one of {names}, got {var_type!r}")
     return shape, type_value
 
 
-def _dtype_value(dt: DType) -> int:
-    return L.DTYPE.values[L.DTYPE_NAMES[dt.name]]
+def _check_type(t: Tensor, layout: L.Layout) -> None:
+    """EncodeError unless the revision's files hold tensors of ``t``'s element type."""
+    if t.dtype is dtypes.SHAPE or t.dtype.name in layout.DTYPE_NAMES:
+        return
+    where = f"tensor {t.name!r}"
+    try:
+        encoding.refuse_block_scaled(t.dtype)
+    except EncodeError as exc:
+        raise EncodeError(f"{where}: {exc}") from None
+    raise EncodeError(f"{where}: {layout.title} files hold no {t.dtype} tensors")
 
 
-def _tensor_entry(t: Tensor, data: bytes | None) -> _FileTensor:
+def _tensor_entry(t: Tensor, data: bytes | None, layout: L.Layout) -> _FileTensor:
     where = f"tensor {t.name!r}"
     shape = [_i32(d, f"{where} shape") for d in t.shape]
     return _FileTensor(
         t.name,
         shape,
-        _dtype_value(t.dtype),
+        layout.dtype_value(t.dtype),
         data,
         bool(t.variable),
         bool(t.is_unranked),

@@ -1,24 +1,35 @@
-"""TOSA 1.0's flatbuffer layout, derived from ``conformance/tosa_spec/1.0/tosa.fbs``.
+"""The flatbuffer layouts of TOSA 1.0 and the TOSA 1.1 draft, derived from their schemas.
 
-Nothing here lists slots or enum numbers: the container tables (``TosaGraph`` ...
-``TosaShape``, ``Version``), the enumerations (``Op``, ``DType``, ``ResizeMode``,
-``NanPropagationMode``, ``RoundingMode`` ...) and every attribute table come from the
-parsed schema (:mod:`vectors.fbs_schema`).  What is spelled out is what the schema
-cannot say:
+Both revisions use the schema of Arm's ``tosa-tools`` 2026.8 serializer, each from its
+own folder (``conformance/tosa_spec/1.0/tosa.fbs``, ``conformance/tosa_spec/1.1-draft/
+tosa.fbs``; the two files are the same today, and the 1.1 one may move with the draft).
+A :class:`Layout` is one revision's format.  Nothing here lists slots or enum numbers:
+the container tables (``TosaGraph`` ... ``TosaShape``, ``Version``), the enumerations
+(``Op``, ``DType``, ``ResizeMode``, ``NanPropagationMode``, ``BlockSize`` ...) and every
+attribute table come from the parsed schema (:mod:`vectors.fbs_schema`).  What is
+spelled out is what the schema cannot say:
 
-* how an IR element type is named in ``DType`` (the names, never the numbers);
+* which IR element types a revision's files hold, and how each is named in ``DType``
+  (the names, never the numbers; :data:`vectors.encoding.SCHEMA_NAMES` and
+  :data:`~vectors.encoding.SCHEMA_NAMES_1_1`);
 * the two enumerations whose tosa.xml value names differ from the schema's
   (``resize_mode_t`` NEAREST_NEIGHBOR is ``ResizeMode.NEAREST``; ``var_t`` BOOLEAN is
   ``DType.BOOL``);
 * which ``[ubyte]`` attribute field holds a string (CUSTOM ``implementation_attrs``)
-  rather than a value in the operator's element type (CLAMP ``min_val``/``max_val``).
+  rather than a value in the operator's element type (CLAMP ``min_val``/``max_val``);
+* the serialization-library release whose schema is vendored, which a 1.1 file names in
+  its ``software_version`` and ``compatibility`` tables, as that serializer writes them.
 
 An operator's attribute table is the ``Attribute`` union member whose type value equals
 the operator's ``Op`` value (the schema keeps the two lists in the same order).
+
+The module-level names (``SCHEMA``, ``OP``, ``GRAPH``, :func:`attribute_table` ...) are
+TOSA 1.0's layout, :data:`LAYOUT_1_0`; :func:`layout_for` gives any revision's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum as PyEnum
 
@@ -26,34 +37,6 @@ from conformance import dtypes, revisions
 from conformance.dtypes import DType
 from vectors import encoding, fbs_schema
 from vectors.fbs_schema import Field, Table
-
-REVISION = "1.0"
-SCHEMA = fbs_schema.load(revisions.revision(REVISION).fbs_path)
-
-FILE_IDENTIFIER = (SCHEMA.file_identifier or "").encode("ascii")
-
-OP = SCHEMA.enum("Op")
-DTYPE = SCHEMA.enum("DType")
-ATTRIBUTE = SCHEMA.union("Attribute")
-COMPATIBILITY_FEATURE = SCHEMA.enum("CompatibilityFeature")
-
-GRAPH = SCHEMA.table("TosaGraph")
-REGION = SCHEMA.table("TosaRegion")
-BLOCK = SCHEMA.table("TosaBasicBlock")
-OPERATOR = SCHEMA.table("TosaOperator")
-TENSOR = SCHEMA.table("TosaTensor")
-SHAPE = SCHEMA.table("TosaShape")
-VERSION = SCHEMA.table("Version")
-LOCATION = SCHEMA.table("OpLocation")
-COMPATIBILITY = SCHEMA.table("SerializationCompatibility")
-
-# IR element type -> DType name.  ``shape`` values are TosaShape entries, not tensors.
-DTYPE_NAMES: dict[str, str] = {
-    ir: name for ir, name in encoding.SCHEMA_NAMES.items() if ir != dtypes.SHAPE.name
-}
-IR_DTYPES: dict[int, DType] = {
-    DTYPE.values[schema]: dtypes.BY_NAME[ir] for ir, schema in DTYPE_NAMES.items()
-}
 
 # tosa.xml value name -> schema value name, for the enums where they differ.
 ENUM_RENAMES: dict[str, dict[str, str]] = {"ResizeMode": {"NEAREST_NEIGHBOR": "NEAREST"}}
@@ -64,8 +47,11 @@ VAR_TYPE_RENAMES: dict[str, str] = {"BOOLEAN": "BOOL"}
 # value in the element type of the operator's first input.
 TEXT_BYTES: frozenset[tuple[str, str]] = frozenset({("CustomAttribute", "implementation_attrs")})
 
-# A TOSA 1.0 file says 1.0.x in its Version table; this is the vendored spec's release.
-VERSION_1_0 = (1, 0, 2)
+# The tosa-tools release whose serializer schema (bin/tosa.fbs) conformance/tosa_spec/
+# 1.1-draft/tosa.fbs is: its serializer writes this version, as (major, minor, micro)
+# and an empty modifier, into every file's software_version and, as the oldest reader
+# that can read the file, into compatibility.min_reader_version.
+TOSA_TOOLS_RELEASE = (2026, 8, 0)
 
 
 class Kind(PyEnum):
@@ -107,30 +93,107 @@ def field_kind(table: Table, f: Field) -> Kind | None:
     return None
 
 
-def attribute_table(op: str) -> Table | None:
-    """The attribute table of operator ``op`` (an ``Op`` name), or None."""
-    value = OP.values.get(op)
-    if value is None:
-        return None
-    member = ATTRIBUTE.names.get(value)
-    return None if member is None else SCHEMA.table(member)
+class Layout:
+    """One revision's flatbuffer format: its schema's tables and enumerations, the IR
+    element types its files hold, the Version they say and the serializer tables they
+    carry.  Attribute names in capitals are the schema's objects (``L.OP``, ``L.GRAPH``),
+    as the module-level names of TOSA 1.0's layout are."""
 
+    def __init__(
+        self,
+        revision: str,
+        schema_names: Mapping[str, str],
+        *,
+        serializer_release: tuple[int, int, int] | None,
+    ) -> None:
+        rev = revisions.revision(revision)
+        self.REVISION = rev.name
+        self.SCHEMA = fbs_schema.load(rev.fbs_path)
+        # The Version a file of the revision says (major, minor): its target version.
+        major, minor = (int(p) for p in rev.target_version.split("."))
+        self.VERSION_MAJOR_MINOR = (major, minor)
+        # tosa-tools' release written as software_version / min_reader_version; None
+        # writes neither table (TOSA 1.0 files, byte for byte as they always were).
+        self.SERIALIZER_RELEASE = serializer_release
+        s = self.SCHEMA
+        self.FILE_IDENTIFIER = (s.file_identifier or "").encode("ascii")
+        self.OP = s.enum("Op")
+        self.DTYPE = s.enum("DType")
+        self.ATTRIBUTE = s.union("Attribute")
+        self.COMPATIBILITY_FEATURE = s.enum("CompatibilityFeature")
+        self.GRAPH = s.table("TosaGraph")
+        self.REGION = s.table("TosaRegion")
+        self.BLOCK = s.table("TosaBasicBlock")
+        self.OPERATOR = s.table("TosaOperator")
+        self.TENSOR = s.table("TosaTensor")
+        self.SHAPE = s.table("TosaShape")
+        self.VERSION = s.table("Version")
+        self.LOCATION = s.table("OpLocation")
+        self.COMPATIBILITY = s.table("SerializationCompatibility")
+        self.SOFTWARE_VERSION = s.table("SoftwareVersion")
+        # IR element type -> DType name.  ``shape`` values are TosaShape entries, not
+        # tensors; a name the schema lacks is a type the revision's files cannot hold.
+        self.DTYPE_NAMES: dict[str, str] = {
+            ir: name
+            for ir, name in schema_names.items()
+            if ir != dtypes.SHAPE.name and name in self.DTYPE.values
+        }
+        self.IR_DTYPES: dict[int, DType] = {
+            self.DTYPE.values[name]: dtypes.BY_NAME[ir] for ir, name in self.DTYPE_NAMES.items()
+        }
 
-def attribute_fields(op: str) -> tuple[AttrField, ...]:
-    table = attribute_table(op)
-    if table is None:
-        return ()
-    out = []
-    for f in table.fields:
-        kind = field_kind(table, f)
-        if kind is None:
-            raise TypeError(f"{table.name}.{f.name}: type {f.type} has no attribute codec")
-        out.append(AttrField(f, kind))
-    return tuple(out)
+    def __repr__(self) -> str:
+        return f"Layout({self.REVISION!r})"
 
+    @property
+    def title(self) -> str:
+        """How messages name the format: ``TOSA 1.0``, ``TOSA 1.1-draft``."""
+        return f"TOSA {self.REVISION}"
 
-def enum_of(f: Field) -> fbs_schema.Enum:
-    return SCHEMA.enum(f.type.base)
+    # -- attribute tables -------------------------------------------------------------
+
+    def attribute_table(self, op: str) -> Table | None:
+        """The attribute table of operator ``op`` (an ``Op`` name), or None."""
+        value = self.OP.values.get(op)
+        if value is None:
+            return None
+        member = self.ATTRIBUTE.names.get(value)
+        return None if member is None else self.SCHEMA.table(member)
+
+    def attribute_fields(self, op: str) -> tuple[AttrField, ...]:
+        table = self.attribute_table(op)
+        if table is None:
+            return ()
+        out = []
+        for f in table.fields:
+            kind = field_kind(table, f)
+            if kind is None:
+                raise TypeError(f"{table.name}.{f.name}: type {f.type} has no attribute codec")
+            out.append(AttrField(f, kind))
+        return tuple(out)
+
+    # -- enumerations -----------------------------------------------------------------
+
+    def enum_of(self, f: Field) -> fbs_schema.Enum:
+        return self.SCHEMA.enum(f.type.base)
+
+    def var_type_value(self, name: str) -> int | None:
+        """The DType number of a var_t name (BOOLEAN, INT8 ...), or None."""
+        value = self.DTYPE.values.get(VAR_TYPE_RENAMES.get(name, name))
+        return value if value in self.IR_DTYPES else None
+
+    def var_type_name(self, value: int) -> str | None:
+        """The var_t name of a DType number, or None."""
+        if value not in self.IR_DTYPES:
+            return None
+        back = {v: k for k, v in VAR_TYPE_RENAMES.items()}
+        name = self.DTYPE.names[value]
+        return back.get(name, name)
+
+    def dtype_value(self, dt: DType) -> int | None:
+        """The DType number of an IR element type, or None when the files hold none."""
+        name = self.DTYPE_NAMES.get(dt.name)
+        return None if name is None else self.DTYPE.values[name]
 
 
 def enum_value(enum: fbs_schema.Enum, name: str) -> int | None:
@@ -155,16 +218,43 @@ def ir_enum_names(enum: fbs_schema.Enum) -> list[str]:
     return [n for v in enum.values.values() if (n := enum_name(enum, v)) is not None]
 
 
-def var_type_value(name: str) -> int | None:
-    """The DType number of a var_t name (BOOLEAN, INT8 ...), or None."""
-    value = DTYPE.values.get(VAR_TYPE_RENAMES.get(name, name))
-    return value if value in IR_DTYPES else None
+LAYOUT_1_0 = Layout(revisions.TOSA_1_0.name, encoding.SCHEMA_NAMES, serializer_release=None)
+LAYOUT_1_1 = Layout(
+    revisions.TOSA_1_1_DRAFT.name, encoding.SCHEMA_NAMES_1_1, serializer_release=TOSA_TOOLS_RELEASE
+)
+LAYOUTS: dict[str, Layout] = {lay.REVISION: lay for lay in (LAYOUT_1_0, LAYOUT_1_1)}
 
 
-def var_type_name(value: int) -> str | None:
-    """The var_t name of a DType number, or None."""
-    if value not in IR_DTYPES:
-        return None
-    back = {v: k for k, v in VAR_TYPE_RENAMES.items()}
-    name = DTYPE.names[value]
-    return back.get(name, name)
+def layout_for(revision: str) -> Layout | None:
+    """The schema-derived layout of a revision, or None (the 2024 draft's format is the
+    hand layout of :mod:`vectors.layout`)."""
+    return LAYOUTS.get(revision)
+
+
+# TOSA 1.0's layout under the module's names (what the 1.0 code and tests read).
+REVISION = LAYOUT_1_0.REVISION
+SCHEMA = LAYOUT_1_0.SCHEMA
+FILE_IDENTIFIER = LAYOUT_1_0.FILE_IDENTIFIER
+OP = LAYOUT_1_0.OP
+DTYPE = LAYOUT_1_0.DTYPE
+ATTRIBUTE = LAYOUT_1_0.ATTRIBUTE
+COMPATIBILITY_FEATURE = LAYOUT_1_0.COMPATIBILITY_FEATURE
+GRAPH = LAYOUT_1_0.GRAPH
+REGION = LAYOUT_1_0.REGION
+BLOCK = LAYOUT_1_0.BLOCK
+OPERATOR = LAYOUT_1_0.OPERATOR
+TENSOR = LAYOUT_1_0.TENSOR
+SHAPE = LAYOUT_1_0.SHAPE
+VERSION = LAYOUT_1_0.VERSION
+LOCATION = LAYOUT_1_0.LOCATION
+COMPATIBILITY = LAYOUT_1_0.COMPATIBILITY
+DTYPE_NAMES = LAYOUT_1_0.DTYPE_NAMES
+IR_DTYPES = LAYOUT_1_0.IR_DTYPES
+attribute_table = LAYOUT_1_0.attribute_table
+attribute_fields = LAYOUT_1_0.attribute_fields
+enum_of = LAYOUT_1_0.enum_of
+var_type_value = LAYOUT_1_0.var_type_value
+var_type_name = LAYOUT_1_0.var_type_name
+
+# A TOSA 1.0 file says 1.0.x in its Version table; this is the vendored spec's release.
+VERSION_1_0 = (1, 0, 2)

@@ -6,11 +6,19 @@ any language (or numpy without ml_dtypes) can read and write the files:
 * bool -> ``|b1`` (bytes must be 0 or 1)
 * i4, i8 -> ``|i1`` (i4 values limited to -7..7)
 * i16 -> ``<i2``; i32 -> ``<i4``
-* i48, shape -> ``<i8`` (i48 values limited to +-(2**47 - 1))
+* i48, shape, i64 -> ``<i8`` (i48 values limited to +-(2**47 - 1))
 * fp16 -> ``<f2``; fp32 -> ``<f4``
-* bf16, fp8e4m3, fp8e5m2 -> ``<f4``, widened exactly; on reading, every value must be
-  one of the narrow type (a NaN reads back as a NaN of the same sign; NaN payloads are
-  not guaranteed to survive)
+* bf16, fp8e4m3, fp8e5m2, and TOSA 1.1's fp4e2m1, fp6e2m3, fp6e3m2, fp8ue8m0 ->
+  ``<f4``, widened exactly; on reading, every value must be one of the narrow type (a
+  NaN reads back as a NaN of the same sign, and fp8ue8m0, which has no sign, takes
+  either; NaN payloads are not guaranteed to survive).  Not Arm's convention, whose
+  tools pack fp4 two to a byte and fp6 four to three bytes in ``|u1`` arrays (with
+  the last dimension shrunk, and a multiple of 32): the values themselves stay
+  readable by any numpy
+* mxint8 (TOSA 1.1) -> ``|i1``: the stored two's-complement code, as the graph IR holds
+  it; the value is the code / 64 (Arm's tools write the same byte as ``|u1``)
+* the block-scaled composites (``bs32_...``) have no file: the graph IR holds no
+  block-scaled tensors yet
 
 Expected results of floating-point outputs and bound tensors are float64 (``<f8``):
 the reference result is computed in fp64 and must not be rounded before the check.
@@ -78,11 +86,19 @@ _INTERCHANGE: dict[str, np.dtype] = {
     "bf16": np.dtype("<f4"),
     "fp8e4m3": np.dtype("<f4"),
     "fp8e5m2": np.dtype("<f4"),
+    "i64": np.dtype("<i8"),
+    "fp4e2m1": np.dtype("<f4"),
+    "fp6e2m3": np.dtype("<f4"),
+    "fp6e3m2": np.dtype("<f4"),
+    "fp8ue8m0": np.dtype("<f4"),
+    "mxint8": np.dtype("|i1"),
 }
 _FLOAT64 = np.dtype("<f8")
 # Types held in a storage dtype plain numpy cannot save (ml_dtypes' bfloat16 saves as
 # an opaque "<V2"); they travel as float32, which holds every one of their values.
-_WIDENED = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_WIDENED = frozenset(
+    {"bf16", "fp8e4m3", "fp8e5m2", "fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0"}
+)
 _NPY_VERSION = (1, 0)  # pinned: numpy's default may change, the bytes must not
 # numpy refuses headers longer than 10000 bytes; the magic and length come first.
 _HEAD_BYTES = 10000 + 12
@@ -93,6 +109,11 @@ def interchange_dtype(dtype: DType) -> np.dtype:
     try:
         return _INTERCHANGE[dtype.name]
     except KeyError:
+        if dtype.kind == "block":
+            raise ValueError(
+                f"no .npy encoding for the block-scaled type {dtype.name!r}: the graph IR "
+                "holds no block-scaled tensors yet"
+            ) from None
         raise ValueError(f"no .npy encoding for TOSA type {dtype.name!r}") from None
 
 
@@ -106,6 +127,7 @@ def expected_dtype(dtype: DType) -> np.dtype:
 
 def encode_array(array: np.ndarray, dtype: DType, *, source: str = "<array>") -> bytes:
     """A tensor held in ``dtype``'s storage type, as ``.npy`` bytes."""
+    _refuse_block_scaled(dtype, source)
     arr = np.asarray(array)
     if arr.dtype != dtype.storage:
         raise PackError(
@@ -155,6 +177,7 @@ def decode_array(
     data: bytes, dtype: DType, *, source: str = "<bytes>", shape: Shape | None = None
 ) -> np.ndarray:
     """The tensor in ``.npy`` bytes, converted back to ``dtype``'s storage type."""
+    _refuse_block_scaled(dtype, source)
     arr = _decode(data, interchange_dtype(dtype), source, shape, dtype.name)
     if dtype.name in _WIDENED:
         return _narrow(arr, dtype, source)
@@ -260,8 +283,10 @@ def _narrow(wide: np.ndarray, dtype: DType, source: str) -> np.ndarray:
         back = narrow.astype(np.float32)
     # A value belongs to the type if it converts back unchanged; NaN counts as NaN
     # (payloads are not meaningful in TOSA), and the sign of zeros and NaNs must survive.
-    same = (back == wide) | (np.isnan(back) & np.isnan(wide))
-    same &= np.signbit(back) == np.signbit(wide)
+    nan = np.isnan(back) & np.isnan(wide)
+    same = (back == wide) | nan
+    signs = np.signbit(back) == np.signbit(wide)
+    same &= signs | nan if not dtype.signed else signs  # an unsigned NaN has no sign
     if not np.all(same):
         bad = np.argwhere(~same)
         first = tuple(int(i) for i in bad[0])
@@ -270,6 +295,14 @@ def _narrow(wide: np.ndarray, dtype: DType, source: str) -> np.ndarray:
             f"{list(first)}: {float(wide[first])!r}"
         )
     return narrow
+
+
+def _refuse_block_scaled(dtype: DType, source: str) -> None:
+    if dtype.kind == "block":
+        raise PackError(
+            f"{source}: {dtype.name} is a block-scaled type, which has no .npy file: the "
+            "graph IR holds no block-scaled tensors yet"
+        )
 
 
 def _check_values(arr: np.ndarray, dtype: DType, source: str) -> None:
@@ -283,7 +316,7 @@ def _check_values(arr: np.ndarray, dtype: DType, source: str) -> None:
             )
         return
     if dtype.kind not in ("int", "shape"):
-        return
+        return  # mxint8 ("fixed"): every int8 code is a value
     lo, hi = int(dtype.min or 0), int(dtype.max or 0)
     if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
         bad = np.argwhere((arr < lo) | (arr > hi))

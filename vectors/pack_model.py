@@ -16,6 +16,7 @@ import numpy as np
 
 from conformance.compliance_descriptor import ComplianceDescriptor
 from conformance.graph import Graph
+from conformance.revisions import revision_commit
 from conformance.spec import Spec, TypeSupport
 
 VectorKind = Literal["valid", "error", "level"]
@@ -216,6 +217,7 @@ class PackMeta:
                 "version": self.spec_version,
                 "sha256": self.spec_sha256,
                 **({"revision": self.spec_revision} if self.spec_revision else {}),
+                **({"commit": commit} if (commit := revision_commit(self.spec_revision)) else {}),
             },
             "seed": self.seed,
             "claim": self.claim,

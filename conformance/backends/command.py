@@ -68,7 +68,9 @@ _ERROR_BYTES = 4096  # of error.txt: its first line is the message
 # left running outside its process group) is read before it is ignored.
 _DRAIN_SECONDS = 1.0
 # Narrow float types whose raw bytes ml_dtypes' np.save writes as an opaque void dtype.
-_RAW_NARROW = frozenset({"bf16", "fp8e4m3", "fp8e5m2"})
+_RAW_NARROW = frozenset(
+    {"bf16", "fp8e4m3", "fp8e5m2", "fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0"}
+)
 _NPY_HEAD = 10000 + 12  # numpy's longest header, with its magic and length
 
 
@@ -310,8 +312,9 @@ def read_result(path: Path, dtype: DType, shape: tuple[int, ...] | None = None) 
     the data is not read (a zero-strided stand-in of that shape is returned), so a
     2 GiB result for a scalar output costs nothing.  The dtype is
     left to the runner, which accepts any dtype that converts to the output's type
-    exactly and reports the rest.  One help: a bf16/fp8 array saved with ml_dtypes
-    comes back from plain numpy as raw bytes (``|V2``), viewed here as the type.
+    exactly and reports the rest.  One help: a bf16/fp8 array (or one of TOSA 1.1's
+    fp4/fp6/fp8ue8m0) saved with ml_dtypes comes back from plain numpy as raw bytes
+    (``|V2``, ``|V1``), viewed here as the type.
     """
     label = path.name
     try:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import errata, sources
+from conformance import errata, mode_table, sources
 from conformance.claims import required_modes
 from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
 from conformance.spec import Argument, OperatorSpec, Spec, TypeSupport
@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     index = command("sources-index", "docs/operators.md: --sources for every operator", _index)
     index.add_argument("-o", "--output", help="write the index to this file (default: print it)")
+    modes = command("modes", "every concrete mode: types, requirements, version", _modes)
+    modes.add_argument("-o", "--output", help="write the table to this file (default: print it)")
     req = command("requirements", "(operator, mode) pairs a claim requires", _requirements)
     add_claim_arguments(req)
     command("profiles", "profiles and extensions", _profiles)
@@ -132,7 +134,7 @@ def _op(spec: Spec, args: argparse.Namespace) -> int:
     )
     text += f"\n\n{len(op.modes)} modes:\n"
     text += _table(mode_rows, ["mode", "types", "required by"])
-    notes = [e for e in errata.ERRATA if op.name in e.operators]
+    notes = [e for e in errata.ERRATA if op.name in e.operators or e.id in op.errata]
     for e in notes:
         text += f"\n\nerratum {e.id}: {e.we_use}"
     data = {
@@ -224,6 +226,32 @@ def _profiles(spec: Spec, args: argparse.Namespace) -> int:
     return _emit(args, data, text)
 
 
+def _modes(spec: Spec, args: argparse.Namespace) -> int:
+    text = mode_table.render(spec)
+    if args.json:
+        data = [
+            {
+                "operator": m.operator,
+                "mode": m.mode,
+                "family": m.family or m.mode,
+                "types": dict(m.bindings),
+                "requirements": [sorted(r) for r in m.requirements],
+                "version_added": m.version_added,
+            }
+            for m in spec.modes()
+        ]
+        return _emit(args, data, text)
+    if not args.output:
+        print(text, end="")
+        return 0
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{args.output}: cannot write the mode table: {exc.strerror}") from None
+    print(f"wrote {args.output} ({len(spec.modes())} modes)")
+    return 0
+
+
 def _levels(spec: Spec, args: argparse.Namespace) -> int:
     keys = list(next(iter(spec.levels.values())).maxima)
     rows = [[lv.name, *(str(lv.maxima[k]) for k in keys)] for lv in spec.levels.values()]
@@ -251,6 +279,7 @@ def _errata(spec: Spec, args: argparse.Namespace) -> int:
             else (" [applied]" if e.id in spec.errata_applied else " [not needed by this tosa.xml]")
         )
         ops = f" ({', '.join(e.operators)})" if e.operators else ""
+        ops = " (every operator)" if e.every_operator else ops
         blocks.append(
             f"{e.id}{ops}{state}\n  XML says: {e.xml_says}\n  we use:   {e.we_use}\n"
             f"  why:      {e.why}"

@@ -6,6 +6,11 @@ absolute values of its inputs (see ``bound_inputs.dot_product_bound_inputs``).  
 are measured in units of ``out_bnd * 2**(-1 - normal_frac(out))`` (half an ulp of the
 bound, never less than ``normal_min(out)``), so a correctly rounded result of a
 single product has an error of at most 1.
+
+The per-element limit ABS_BOUND and the variance limit VARIANCE_ERROR_BOUND are
+multiples of ksb (the revision's constants, revision_rules.DotProductRule); TOSA 1.1
+makes them depend on the input types and the accumulator (``typed_bounds``):
+:func:`abs_bound_units` and :func:`variance_units`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.dtypes import DType
+from conformance import dtypes
+from conformance.dtypes import FP32, DType
 from conformance.rounding import round_to
 
 from .descriptor import DotProductParams
@@ -31,6 +37,63 @@ MIN_DOT_PRODUCTS = 1000
 UNBIASED_DATA_SETS = frozenset({3, 4, 5})
 
 _JUST_OVER_ONE = float(np.nextafter(1.0, 2.0))
+
+# TOSA 1.1's relaxed row of both tables: in_t one of these (a block-scaled composite by
+# its value type) with an fp32 accumulator (out_t for operators without acc_t).
+LOW_PRECISION_INPUTS = frozenset(
+    t.name
+    for t in (
+        dtypes.FP8E5M2,
+        dtypes.FP8E4M3,
+        dtypes.FP6E3M2,
+        dtypes.FP6E2M3,
+        dtypes.FP4E2M1,
+        dtypes.MXINT8,
+    )
+)
+# The relaxed row: 2 * max(ksb, min(ksb, 64) * (1 << 10)) per element and
+# 4 * 0.4 * max(ksb, min(ksb, 64) * (1 << 20)) for the variance.
+RELAXED_TERMS = 64
+RELAXED_ABS_SCALE = 1 << 10
+RELAXED_VARIANCE_SCALE = 1 << 20
+# fp32 inputs (the fp32 row of the ABS_BOUND table): 3 * 2 * ksb, for fp32 computed as
+# several bf16 products.
+FP32_INPUT_FACTOR = 3
+
+
+def _value_type(t: DType) -> str:
+    return t.block_value or t.name
+
+
+def low_precision(params: DotProductParams) -> bool:
+    """TOSA 1.1's relaxed row applies: an fp8 / fp6 / fp4 / mxint8 operand with an fp32
+    accumulator.  Reading "dp-mixed-either" (mixed in_t / weight_t): the row is met when
+    either operand's type is one of them, not in_t's alone."""
+    return params.acc_dtype is FP32 and any(
+        _value_type(t) in LOW_PRECISION_INPUTS for t in params.input_dtypes
+    )
+
+
+def abs_bound_units(params: DotProductParams, out: DType, rule: DotProductRule) -> float:
+    """ABS_BOUND, the per-element limit in error units.  Where the rule is typed (1.1)
+    the first row that applies: the relaxed one, then fp32 inputs (either operand, the
+    same reading), else ``rule.abs_bound * ksb``."""
+    k = ksb(params, out, rule)
+    if rule.typed_bounds:
+        if low_precision(params):
+            return rule.abs_bound * max(k, min(k, RELAXED_TERMS) * RELAXED_ABS_SCALE)
+        if any(t is FP32 for t in params.input_dtypes):
+            return FP32_INPUT_FACTOR * rule.abs_bound * k
+    return rule.abs_bound * k
+
+
+def variance_units(params: DotProductParams, out: DType, rule: DotProductRule) -> int:
+    """VARIANCE_ERROR_BOUND divided by ``rule.variance``: ksb, or in TOSA 1.1's relaxed
+    row max(ksb, min(ksb, 64) * (1 << 20)) (the table has no fp32 row for it)."""
+    k = ksb(params, out, rule)
+    if rule.typed_bounds and low_precision(params):
+        return max(k, min(k, RELAXED_TERMS) * RELAXED_VARIANCE_SCALE)
+    return k
 
 
 def ksb(params: DotProductParams, out: DType, rule: DotProductRule | None = None) -> int:
@@ -111,7 +174,7 @@ def check_dot_product(
     """
     rule = rule or current().dot_product.value
     k = ksb(params, out, rule)
-    limit = rule.abs_bound * k
+    limit = abs_bound_units(params, out, rule)
     half_ulp = math.ldexp(1.0, -1 - out.fp.normal_frac)
     with np.errstate(over="ignore", invalid="ignore"):
         if rule.overflow_in == "acc":
@@ -168,13 +231,21 @@ def check_dot_product(
     )
     margin = np.where(ok, margin, failed_margin)
 
-    stats = _stats(err, k, params, rule)
+    stats = _stats(err, k, limit, variance_units(params, out, rule), params, rule)
     return DotProductResult(ok=ok, margin=margin, error=err, stats=stats)
 
 
 def _stats(
-    err: np.ndarray, limit: int, params: DotProductParams, rule: DotProductRule
+    err: np.ndarray,
+    k: int,
+    limit: float,
+    var_units: int,
+    params: DotProductParams,
+    rule: DotProductRule,
 ) -> DotProductStats:
+    """``limit`` is ABS_BOUND; ``var_units`` the variance limit over rule.variance (ksb,
+    or 1.1's relaxed one), which the error-sum limit, sqrt(10 * VARIANCE_ERROR_BOUND *
+    T), also scales with."""
     count = int(err.size)
     # Non-finite errors already fail the per-element test; leaving them out keeps the
     # reported sums meaningful for the rest.
@@ -182,11 +253,11 @@ def _stats(
     applies = count >= MIN_DOT_PRODUCTS
     sum_applies = applies and params.data_set in UNBIASED_DATA_SETS
     return DotProductStats(
-        ksb=limit,
+        ksb=k,
         count=count,
         error_sum=float(np.sum(finite)),
-        error_sum_limit=rule.error_sum * math.sqrt(limit * count) if sum_applies else None,
+        error_sum_limit=rule.error_sum * math.sqrt(var_units * count) if sum_applies else None,
         error_sumsq=float(np.sum(finite * finite)),
-        error_sumsq_limit=rule.variance * limit * count if applies else None,
-        abs_bound=rule.abs_bound,
+        error_sumsq_limit=rule.variance * var_units * count if applies else None,
+        abs_bound=rule.abs_bound if limit == rule.abs_bound * k else limit / k,
     )

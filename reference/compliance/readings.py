@@ -324,7 +324,8 @@ READINGS: tuple[Reading, ...] = (
         "unsigned wherever its side is unsigned: the ERROR_IF compares 32768, not -32768, and "
         "the arithmetic subtracts 32768.",
         "Not measured.",
-        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_uint16_zero_point_stored_as_its_bits",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_uint16_zero_point_stored_a"
+        "s_its_bits",
     ),
     Reading(
         "v1-rescale-sign-extend",
@@ -343,6 +344,178 @@ READINGS: tuple[Reading, ...] = (
         "does; the compliance mode INT_RANGE accepts exactly the integers from "
         "ceil(scaled - err_bnd) to floor(scaled + err_bnd) within that range.",
         "Not measured.",
-        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_inexact_round_accepts_exactly_its_range",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_inexact_round_accepts_exac"
+        "tly_its_range",
+    ),
+    Reading(
+        "v11-deduce-ext-nothing",
+        "1.1 draft introduction, 'Extension Data Type Mapping': DEDUCE-EXT marks a mode "
+        "whose extensions are deduced from its concrete types; tosa.xml's CONV2D, CONV3D, "
+        "TRANSPOSE_CONV2D 'Mixed precision fp ...' modes require DEDUCE-EXT alone",
+        "A combination whose types deduce no extension (CONV2D with fp16 input, fp32 "
+        "weights, fp32 output) is required by PRO-FP: every such combination is "
+        "floating-point, and with no requirement at all every claim, PRO-INT's included, "
+        "would have to run it.",
+        "Not measured (tosa-tools 2026.8 names no profile per mode).",
+        "tests/core/test_revision_1_1.py::test_deduce_ext_takes_the_extensions_of_the_types",
+    ),
+    Reading(
+        "v11-dp-mixed-either",
+        "1.1 draft introduction, dot product accuracy: the ABS_BOUND and VARIANCE_ERROR_BOUND "
+        "tables test in_t only",
+        "In a mixed mode the relaxed row applies when either operand is fp8/fp6/fp4/mxint8 (a "
+        "block-scaled operand by its value type) with an fp32 accumulator, the fp32 row when "
+        "either operand is fp32; the first matching row wins (fp32 data with fp8 weights is "
+        "relaxed).",
+        "Not measured.",
+        "tests/reference/test_compliance_dot_product_1_1.py::test_abs_bound_by_types",
+    ),
+    Reading(
+        "v11-dp-matmul-roles",
+        "1.1 draft introduction, the same tables (in_t, weight_t, acc_t)",
+        "MATMUL and MATMUL_T have no in_t or acc_t: A plays in_t, B weight_t, and the accumulator"
+        " test reads out_t, as the tables' note does for MATMUL.",
+        "Not measured.",
+        "tests/reference/test_compliance_dot_product_1_1.py::test_variance_units_by_types",
+    ),
+    Reading(
+        "v11-dp-floor-per-type",
+        "1.1 draft tosa_reference_check_dotproduct.tosac against 1.0.2's: the bound pass floors "
+        "each operand by normal_min of its own type",
+        "Keyed by revision: under 1.1 the weight is floored at its own type's normal_min and the "
+        "bias at out_t's; 1.0 and the draft keep one floor, the input type's.",
+        "Not measured.",
+        "tests/reference/test_compliance_dot_product_1_1.py::test_expect_records_the_types_and_fl"
+        "oors_each_by_its_own",
+    ),
+    Reading(
+        "v11-dp-bf16-acc-literal",
+        "1.1 draft introduction, ABS_BOUND table: the relaxed row names an fp32 accumulator",
+        "fp8 inputs with a bf16 or fp16 accumulator take the 'all other cases' row, 2 x ksb, as "
+        "written (it may be an oversight of the draft).",
+        "Not measured.",
+        "tests/reference/test_compliance_dot_product_1_1.py::test_abs_bound_by_types",
+    ),
+    Reading(
+        "v11-zp-operand-type",
+        "1.1 draft CONV2D.tosac, MATMUL.tosac, MATMUL_T.tosac: zero points typed in_zp_t / "
+        "A_zp_t, ERROR_IFs on !is_same<in_t,i8_t>()",
+        "A zero-point rule tests the type of the operand it belongs to (in_t, weight_t, A_t, "
+        "B_t), not the zero point's own type (fp32_t for a block-scaled operand).",
+        "Not measured.",
+        "tests/reference/test_ops_matmul_t_1_1.py::test_zero_point_rules_test_the_operand_type_no"
+        "t_the_zero_points",
+    ),
+    Reading(
+        "v11-mx-check-scale-arguments",
+        "1.1 draft tosa_reference_check_scale (numeric accuracy helpers), its last line",
+        "The implementation's value is checked against x / test_scale with the arguments in their"
+        " places; as written (swapped) correct results fail (fp4: 6 for 6.9, 0 for 0.1).",
+        "Not measured (CAST_TO_BLOCK_SCALED has no valid vectors yet: its two outputs are checked"
+        " together).",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_check_scale_reading_and_nan_scale",
+    ),
+    Reading(
+        "v11-mx-nan-scale-block-free",
+        "1.1 draft tosa_reference_check_scale: 'if (is_a_NaN(ref_scale)) return true'",
+        "A block whose reference scale is NaN accepts any scale and any values, as written; a NaN"
+        " scale returned for a finite block fails (has_Inf<fp8ue8m0_t>() is true as written, so "
+        "the check does not skip it).",
+        "Not measured.",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_check_scale_reading_and_nan_scale",
+    ),
+    Reading(
+        "v11-mx-no-value-encode",
+        "1.1 draft round_to_nearest_float into fp4e2m1, fp6e2m3, fp6e3m2, mxint8 (no NaN, no "
+        "infinity)",
+        "Values past the range saturate, a NaN is stored as +0; the text gives no value "
+        "(ml_dtypes stores -0). Only NaN-scale blocks reach it, where any value passes.",
+        "Not measured.",
+        "tests/reference/test_mx_1_1.py::test_values_without_a_representation",
+    ),
+    Reading(
+        "v11-mx-dot-abs-floor",
+        "1.1 draft tosa_reference_check_dotproduct, 'In a block-scaled dot product'",
+        "The bound pass floors each data value at normal_min of its value type and multiplies by "
+        "its scale unchanged, and floors the bias at out_t's; flooring the scaled product at "
+        "fp4's normal_min (1.0) would ignore the scale.",
+        "Not measured.",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_block_scaled_dot_products_take_the_re"
+        "laxed_bound",
+    ),
+    Reading(
+        "v11-mx-matmul-block-loop",
+        "1.1 draft MATMUL_T_BLOCK_SCALED.tosac: 'for (0 <= b <= C/block_size)'",
+        "Read as b < C/block_size: as written the loop reads one block past the end of the scales.",
+        "Not measured.",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_matmul_t_by_hand",
+    ),
+    Reading(
+        "v11-mx-conv-padded-nan-scale",
+        "1.1 draft CONV2D_BLOCK_SCALED.tosac: the scales multiply the block sum at every tap, "
+        "padded taps included",
+        "As written: a NaN weight scale reaches outputs through padding; recipes keep weight "
+        "scales non-NaN wherever there is padding, so no vector depends on it.",
+        "Not measured.",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_conv2d_nan_weight_scale_reaches_throu"
+        "gh_padding",
+    ),
+    Reading(
+        "v11-mx-ue8m0-rounding",
+        "1.1 draft round_to_nearest_float into fp8ue8m0 (an exponent only)",
+        "1.5 x 2**e, the tie, goes to the even exponent; values below 2**-127 saturate to it; "
+        "zero, negatives and values past 2**127 have no encoding and give NaN.",
+        "Not measured.",
+        "tests/reference/test_mx_1_1.py::test_ue8m0_rounding",
+    ),
+    Reading(
+        "v11-tensor-size-t-range",
+        "1.1 draft introduction, 'Tensor Definitions': tensor_size_t 'must be able to "
+        "hold integers in the range [-(1 << MAX_LOG2_SIZE) .. (1 << MAX_LOG2_SIZE) - "
+        "1]'; apply_add_s / apply_sub_s REQUIRE the result within minimum_s / "
+        "maximum_s<tensor_size_t>; apply_mul_s casts its int64_t product unchecked",
+        "minimum_s / maximum_s<tensor_size_t> are the range the level guarantees "
+        "(int32's at 8K, int64's at no level).  A shape operand outside it is beyond "
+        "the level (a LEVEL_CHECK), a result outside it fails the helper's REQUIRE, "
+        "MUL_SHAPE's product included (computed exactly, so an int64 overflow is seen):"
+        " unpredictable either way, and the 1.1 recipes keep inside.  The draft's "
+        "size_t stays int64.",
+        "The test generator draws 8K shape values in [-(1 << 31), (1 << 31) - 1] "
+        "(generator/tosa_tensor_gen.py, tgEwiseBinaryShape, "
+        "TOSA_8K_LEVEL_MAX_LOG2_SIZE).",
+        "tests/reference/test_ops_shape_1_1.py::test_tensor_size_t_is_int32_at_8k",
+    ),
+    Reading(
+        "v11-assert-equal-shape-input",
+        "1.1 draft ASSERT_EQUAL_SHAPE.tosac: 'ERROR_IF(input2[index] != 1 && "
+        "input2[index] != input[index])': the operator has no argument named input",
+        "Read as input1[index]: with allow_broadcast a pair is compatible where either "
+        "value is 1 or both agree (the Broadcasting rule the prose names).",
+        "The generator's evAssertShapeNotEqual expects an error exactly where input1 !="
+        " input2 and neither is 1, the same reading.",
+        "tests/reference/test_ops_shape_1_1.py::test_assert_equal_shape_with_broadcast",
+    ),
+    Reading(
+        "v11-slice-shape-exact-end",
+        "1.1 draft SLICE_SHAPE.tosac: 'ERROR_IF(start_value + size_value > "
+        "length(input))' with int32_t start_value and size_value",
+        "The sum is compared exactly: a start near 2**31 with a positive size is the "
+        "error the clause names, not an int32_t overflow (breakers keep the sum an "
+        "int32_t all the same).",
+        "Not measured (the generator's agSliceShape keeps start + size within the shape).",
+        "tests/reference/test_ops_shape_1_1.py::test_slice_shape_rules",
+    ),
+    Reading(
+        "v11-ars-round-pro-int",
+        "1.1 draft ARITHMETIC_RIGHT_SHIFT.tosac: 'ERROR_IF(round && !PRO-INT)'; its i64 mode "
+        "requires EXT-INT64 only, which PRO-FP may claim",
+        "The reference implements every profile, so the clause never fires there and a round = "
+        "true case is valid; its vector requires PRO-INT on top of its mode's requirements, so "
+        "certify leaves it out of a PRO-FP + EXT-INT64 claim rather than failing a backend that "
+        "rightly raises the error.  No must-fail vector: a vector's requirements cannot say 'a "
+        "claim without PRO-INT' (as for EXT-DYNAMIC).",
+        "Not measured.",
+        "tests/reference/test_ops_int64_1_1.py::test_ars_i64_round_is_valid_in_the_reference_and_"
+        "needs_pro_int",
     ),
 )

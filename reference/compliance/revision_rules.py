@@ -15,7 +15,7 @@ docs/compliance.md ("TOSA 1.0") lists the same differences in prose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, Literal, TypeVar
 
 from conformance import revisions
@@ -71,6 +71,12 @@ class DotProductRule:
     overflow_in: Literal["acc", "out"]
     # The abs-input pass reads max(abs(v), normal_min<in_t>) for input, weight and bias.
     floor_abs_inputs: bool
+    # TOSA 1.1: the floor is each tensor's own type's normal_min (normal_min<weight_t>
+    # for the weight, normal_min<out_t> for the bias), and ABS_BOUND and
+    # VARIANCE_ERROR_BOUND depend on the input types and the accumulator (relaxed for
+    # fp8 / fp6 / fp4 / mxint8 inputs with an fp32 accumulator, 3x for fp32 inputs):
+    # dot_product.abs_bound_units, variance_units.
+    typed_bounds: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,11 @@ class RevisionRules:
 
 _DRAFT_TABLE = "draft introduction: Main Inference precision requirements"
 _V1_CHECK = "1.0 pseudocode/library/tosa_reference_check.tosac, tosa_reference_check_fp_bnd"
+_V1_1_DOT = (
+    "1.1 introduction, Dot product accuracy requirements (ABS_BOUND and "
+    "VARIANCE_ERROR_BOUND tables by in_t and acc_t); pseudocode/library/"
+    "tosa_reference_check_dotproduct.tosac (normal_min<weight_t>, normal_min<out_t>)"
+)
 _V1_DOT = (
     "1.0 introduction, Dot product accuracy requirements (ABS_BOUND, VARIANCE_ERROR_BOUND);"
     " pseudocode/library/tosa_reference_check_dotproduct.tosac"
@@ -201,6 +212,15 @@ RULES: dict[str, RevisionRules] = {
         ),
     ),
 }
+
+
+# TOSA 1.1 follows 1.0 but for the dot product's type-dependent bounds.
+V1_1 = revisions.TOSA_1_1_DRAFT.name
+assert V1_1 not in RULES, "1.1's rules are derived from 1.0's here: give its changes below"
+RULES[V1_1] = replace(
+    RULES[V1_0],
+    dot_product=Entry(replace(RULES[V1_0].dot_product.value, typed_bounds=True), _V1_1_DOT),
+)
 
 
 def rules_for(revision: str) -> RevisionRules:

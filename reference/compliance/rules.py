@@ -88,6 +88,7 @@ EXACT_OPERATORS: frozenset[str] = frozenset(
     {
         "ARGMAX",
         "MAX_POOL2D",
+        "MAX_POOL2D_ADAPTIVE",
         "CLAMP",
         "MAXIMUM",
         "MINIMUM",
@@ -116,6 +117,7 @@ DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
         "TILE",
         "TRANSPOSE",
         "GATHER",
+        "ROW_GATHER",
         "SCATTER",
         "VARIABLE_READ",
     }
@@ -133,8 +135,10 @@ DOT_PRODUCT_OPERATORS: frozenset[str] = frozenset(
         "RFFT2D",
         "FULLY_CONNECTED",
         "MATMUL",
+        "MATMUL_T",
         "REDUCE_SUM",
         "AVG_POOL2D",
+        "AVG_POOL2D_ADAPTIVE",
     }
 )
 
@@ -248,9 +252,12 @@ def dot_product(
     bias_abs_max: float = 0.0,
     local_bound: bool | None = None,
     in_dtype: DType | None = None,
+    input_dtypes: tuple[DType, ...] = (),
 ) -> ComplianceDescriptor:
     """Descriptor for a dot product operator.  ``local_bound`` is the operator's
     attribute as given (None when absent); the rule's effective value is recorded.
+    ``input_dtypes`` (the 'input' and 'weight' types) are recorded where the
+    revision's bounds depend on them (TOSA 1.1, ``DotProductRule.typed_bounds``).
 
     Where the revision floors the abs-input pass at normal_min<in_t> (1.0), a bias the
     operator declares is never zero there, so ksb always counts it; ``in_dtype``
@@ -265,6 +272,7 @@ def dot_product(
         acc_dtype=acc_dtype,
         bias_abs_max=float(bias_abs_max),
         local_bound=effective_local_bound(name, local_bound),
+        input_dtypes=tuple(input_dtypes) if _rules().dot_product.value.typed_bounds else (),
     )
     rule = f"{_DOT}, {name} KS={ks} S={data_set}"
     return ComplianceDescriptor(Mode.DOT_PRODUCT, dtype, rule, params)

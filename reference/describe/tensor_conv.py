@@ -1,11 +1,12 @@
 """Dot-product accuracy descriptors for CONV2D, CONV3D, DEPTHWISE_CONV2D,
-TRANSPOSE_CONV2D, FULLY_CONNECTED and MATMUL (floating-point outputs; integer outputs
-are exact and never reach a describer)."""
+TRANSPOSE_CONV2D, FULLY_CONNECTED, MATMUL and MATMUL_T (floating-point outputs; integer
+outputs are exact and never reach a describer)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from conformance.dtypes import DType
 from reference import compliance
 from reference.datasets import kernel_size
 from reference.expectations import DescribeContext, OutputCheck, describes
@@ -28,7 +29,23 @@ DATA_ARGUMENT = {
     "TRANSPOSE_CONV2D": "input",
     "FULLY_CONNECTED": "input",
     "MATMUL": "A",
+    "MATMUL_T": "A",
 }
+
+
+# The argument that plays the rule's 'weight' (MATMUL's and MATMUL_T's B).
+WEIGHT_ARGUMENT = {op: "B" if data == "A" else "weight" for op, data in DATA_ARGUMENT.items()}
+
+
+def input_dtypes(ctx: DescribeContext) -> tuple[DType, ...]:
+    """The element types of the rule's 'input' and 'weight' as the operator declares
+    them (in_t and weight_t; MATMUL's in_t twice up to TOSA 1.0, A_t and B_t in 1.1),
+    which TOSA 1.1's ABS_BOUND and VARIANCE_ERROR_BOUND depend on."""
+    op = ctx.operator.op
+    return tuple(
+        ctx.block.tensors[ctx.operands.inputs[a][0]].dtype
+        for a in (DATA_ARGUMENT[op], WEIGHT_ARGUMENT[op])
+    )
 
 
 def _bias_abs_max(ctx: DescribeContext) -> float:
@@ -62,6 +79,7 @@ def dot_product_operator(ctx: DescribeContext) -> OutputCheck:
         data_set=ctx.data_set,
         bias_abs_max=_bias_abs_max(ctx),
         local_bound=None if attribute is None else bool(attribute),
+        input_dtypes=input_dtypes(ctx),
     )
     params = desc.params
     assert isinstance(params, compliance.DotProductParams)

@@ -1,4 +1,5 @@
-"""AVG_POOL2D, FFT2D and RFFT2D: dot products in the precision table.
+"""AVG_POOL2D (and TOSA 1.1's AVG_POOL2D_ADAPTIVE), FFT2D and RFFT2D: dot products in
+the precision table.
 
 ARGMAX and MAX_POOL2D need no describer: their rule ("non-NaN results must be exact")
 is ``compliance.for_operator``.
@@ -38,14 +39,18 @@ from reference.ops.tensor_pool_fft import ACC_TYPES, rfft_skipped
 _CHUNK = 1 << 22
 
 
-@describes("AVG_POOL2D")
+@describes("AVG_POOL2D", "AVG_POOL2D_ADAPTIVE")
 def avg_pool2d(ctx: DescribeContext) -> OutputCheck:
-    kernel_y, kernel_x = (int(v) for v in ctx.attr("kernel"))
+    # AVG_POOL2D_ADAPTIVE (TOSA 1.1) states AVG_POOL2D's precision requirements word
+    # for word; its kernel is a shape_t input rather than an attribute.
+    kernel = ctx.attr("kernel")
+    if kernel is None:
+        kernel = ctx.arg("kernel")
+    kernel_y, kernel_x = (int(v) for v in kernel)
     # acc_t comes from the acc_type attribute (fp16 input allows fp16 or fp32).
     acc = ACC_TYPES[str(ctx.attr("acc_type"))]
-    desc = compliance.dot_product(
-        "AVG_POOL2D", ctx.dtype, acc, ks=kernel_y * kernel_x, data_set=ctx.data_set
-    )
+    op = ctx.operator.op
+    desc = compliance.dot_product(op, ctx.dtype, acc, ks=kernel_y * kernel_x, data_set=ctx.data_set)
     return OutputCheck(desc, ctx.abs_pass(["input"], local_bound=True))
 
 

@@ -11,7 +11,7 @@ from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
 from reference.ops.elementwise_binary import declares_nan_mode, max_nan, min_nan, nan_mode
-from reference.pseudocode_revisions import draft_pseudocode
+from reference.pseudocode_revisions import draft_pseudocode, pseudocode_1_1
 from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
@@ -19,6 +19,13 @@ CLAMP_BOUNDS_CLAUSE = "max_val < min_val"
 # TOSA 1.0 on: a NaN bound is an error before any element is read (the draft leaves
 # it to apply_clip_s's REQUIRE).
 CLAMP_NAN_BOUND_CLAUSE = "isNaN(min_val) || isNaN(max_val)"
+CLAMP_NAN_BOUND_CLAUSE_1_1 = "is_a_NaN(min_val) || is_a_NaN(max_val)"  # 1.1's spelling
+
+
+def clamp_nan_bound_clause(revision: str) -> str:
+    """CLAMP's NaN-bound ERROR_IF as the revision spells it (is_a_NaN from 1.1)."""
+    return CLAMP_NAN_BOUND_CLAUSE_1_1 if pseudocode_1_1(revision) else CLAMP_NAN_BOUND_CLAUSE
+
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -41,7 +48,8 @@ def clamp(ctx: OpContext) -> Result:
     ctx.error_if(hi < lo, CLAMP_BOUNDS_CLAUSE, f"min_val={lo}, max_val={hi}")
     if dt.is_float and not draft_pseudocode(ctx.revision):
         nan_bound = bool(np.isnan(lo) or np.isnan(hi))
-        ctx.error_if(nan_bound, CLAMP_NAN_BOUND_CLAUSE, f"min_val={lo}, max_val={hi}")
+        clause = clamp_nan_bound_clause(ctx.revision)
+        ctx.error_if(nan_bound, clause, f"min_val={lo}, max_val={hi}")
     x = ctx.arg("input")
     value = ar.as_float(x) if dt.is_float else ar.as_int(x)
     if declares_nan_mode(ctx):

@@ -39,8 +39,12 @@ def to_type(ctx: OpContext, values: np.ndarray, var: str, what: str) -> np.ndarr
     dt = ctx.dtype(var)
     arr = np.asarray(values)
     if dt.is_int:
-        with np.errstate(invalid="ignore"):  # NaN/inf: caught by the comparison below
-            wide = arr.astype(np.int64)
+        try:
+            with np.errstate(invalid="ignore"):  # NaN/inf: caught by the comparison below
+                wide = arr.astype(np.int64)
+        except OverflowError:  # Python ints past int64 (an i64 type's neighbours)
+            ctx.error_if(True, ATTRIBUTES_CLAUSE, f"{what} holds values outside {dt}")
+            raise
         ctx.error_if(
             not np.array_equal(wide, arr) or not np.all(dt.in_range(wide)),
             ATTRIBUTES_CLAUSE,

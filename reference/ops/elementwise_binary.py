@@ -15,7 +15,11 @@ from conformance.dtypes import I16, I32
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast, check_broadcast, check_same_shape
 from reference.context import OpContext
-from reference.pseudocode_revisions import draft_pseudocode, type_test
+from reference.pseudocode_revisions import (
+    draft_pseudocode,
+    pseudocode_1_1,
+    type_test,
+)
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -27,6 +31,15 @@ RANGE = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
 POW_BASE_CLAUSE = "value1 >= 0"
 POW_ZERO_CLAUSE = "value1 > 0 || value2 > 0"
 POW_NAN_CLAUSE = "!isNaN(value1) && !isNaN(value2)"
+POW_NAN_CLAUSE_1_1 = "!is_a_NaN(value1) && !is_a_NaN(value2)"
+# TOSA 1.1: apply_intdiv_s REQUIREs away the one quotient int64 cannot hold.
+INTDIV_INT64_MIN_CLAUSE = (
+    "apply_intdiv_s: !(a_i64 == std::numeric_limits<int64_t>::min() && b_i64 == -1)"
+)
+# TOSA 1.1: ERROR_IF(round && !PRO-INT), the only clause of the spec that depends on the
+# implementation's profile.  The reference is the implementation of every profile, so
+# it never fires here; see pseudocode_revisions.PROFILE_GATED_ATTRIBUTES for the reading.
+ROUND_PRO_INT_CLAUSE = "round && !PRO-INT"
 POW_FINITE_CLAUSE = "is_finite(value1) && is_finite(value2)"
 NAN_MODES = ("PROPAGATE", "IGNORE")
 
@@ -44,24 +57,31 @@ def _float_op(ctx: OpContext, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
         return {"output": fn(ar.as_float(a), ar.as_float(b))}
 
 
-def _add_or_sub(ctx: OpContext, helper: str, fn: Callable[..., ar.Checked]) -> Result:
+def _add_or_sub(ctx: OpContext, helper: str) -> Result:
     dt = ctx.dtype("in_out_t")
     if dt.is_float:
         return _float_op(ctx, np.add if helper == "apply_add_s" else np.subtract)
     shape, a, b = _operands(ctx)
-    out = fn(a, b, dt)
-    ar.require_each(ctx, shape, [(f"{helper}: {RANGE}", out.ok)], {"value1": a, "value2": b})
-    return {"output": out.value}
+    value, checks = ar.add_sub_rules(
+        a,
+        b,
+        dt,
+        sub=helper == "apply_sub_s",
+        sign_tests=pseudocode_1_1(ctx.revision),
+        prefix=f"{helper}: ",
+    )
+    ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})
+    return {"output": value}
 
 
 @implements("ADD")
 def add(ctx: OpContext) -> Result:
-    return _add_or_sub(ctx, "apply_add_s", ar.add_s)
+    return _add_or_sub(ctx, "apply_add_s")
 
 
 @implements("SUB")
 def sub(ctx: OpContext) -> Result:
-    return _add_or_sub(ctx, "apply_sub_s", ar.sub_s)
+    return _add_or_sub(ctx, "apply_sub_s")
 
 
 def _shift_operands(ctx: OpContext, clause: str, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,13 +106,26 @@ def arithmetic_right_shift(ctx: OpContext) -> Result:
     clause = shift_range_clause(ctx.revision, dt.spec_name, dt.bits)
     a, b = _shift_operands(ctx, clause, limit)
     result = ar.arith_rshift(a, b)
-    if bool(ctx.attr("round", False)):
+    rounding = bool(ctx.attr("round", False))
+    if pseudocode_1_1(ctx.revision):
+        # Inside the element loop: an empty tensor never evaluates it.  The reference
+        # implements PRO-INT, so the clause is false for it.
+        fires = rounding and not REFERENCE_HAS_PRO_INT and a.size > 0
+        ctx.error_if(fires, ROUND_PRO_INT_CLAUSE, "round is true, PRO-INT not implemented")
+    if rounding:
         # Round half up: add the last bit shifted out (bit value2 - 1 of value1).
         last_out = ar.arith_rshift(a, np.maximum(b - 1, 0)) & 1
         result = result + ((b > 0) & (last_out != 0))
     # The draft's pseudocode clips to the type (1.0's does not); a rounded shift by
     # >= 1 cannot leave it anyway.
     return {"output": np.clip(result, dt.min, dt.max)}
+
+
+# The reference evaluator implements every profile of the revision, PRO-INT among them,
+# so ERROR_IF(round && !PRO-INT) never fires in it: a round=true case is valid, and its
+# vector needs PRO-INT as well as its mode's requirements
+# (pseudocode_revisions.PROFILE_GATED_ATTRIBUTES).
+REFERENCE_HAS_PRO_INT = True
 
 
 def _logical_shift_operands(ctx: OpContext, draft_clause: str) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +189,11 @@ def intdiv(ctx: OpContext) -> Result:
         fits = f"{quotient} <= maximum_s<in_out_t>()"
     else:
         fits = f"apply_intdiv_s: {RANGE}"
-    checks = [("value2 != 0", b != 0), (fits, q <= dt.int_range.max)]
+    checks = [("value2 != 0", b != 0)]
+    if pseudocode_1_1(ctx.revision):
+        int64_min = np.iinfo(np.int64).min
+        checks.append((INTDIV_INT64_MIN_CLAUSE, ~((a == int64_min) & (b == -1))))
+    checks.append((fits, q <= dt.int_range.max))
     ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})
     return {"output": q}
 
@@ -242,8 +279,14 @@ def mul(ctx: OpContext) -> Result:
             {"value1": a, "value2": b, "shift": np.int64(shift)},
         )
         return {"output": product}
-    # Written to out_t (i32): the low 32 bits.  i8 and i16 products always fit.
-    return {"output": ar.mul_low(a, b, 32)}
+    # Written to out_t: the low 32 bits for i32 (i8 and i16 products always fit), the
+    # low 64 bits for TOSA 1.1's i64.
+    return {"output": ar.mul_low(a, b, ctx.dtype("out_t").bits)}
+
+
+def pow_nan_clause(revision: str) -> str:
+    """POW's NaN REQUIRE as the revision spells it (isNaN, is_a_NaN from 1.1)."""
+    return POW_NAN_CLAUSE_1_1 if pseudocode_1_1(revision) else POW_NAN_CLAUSE
 
 
 @implements("POW")
@@ -257,7 +300,7 @@ def pow_(ctx: OpContext) -> Result:
     checks = [
         (POW_BASE_CLAUSE, x >= 0),
         (POW_ZERO_CLAUSE, (x > 0) | (y > 0)),
-        (POW_NAN_CLAUSE, ~(np.isnan(x) | np.isnan(y))),
+        (pow_nan_clause(ctx.revision), ~(np.isnan(x) | np.isnan(y))),
         (POW_FINITE_CLAUSE, np.isfinite(x) & np.isfinite(y)),
     ]
     ar.require_each(ctx, shape, checks, {"value1": x, "value2": y})

@@ -14,6 +14,7 @@ from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
+from reference.pseudocode_revisions import pseudocode_1_1
 from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
@@ -79,12 +80,15 @@ def abs_(ctx: OpContext) -> Result:
         # The behaviour table: -0 -> +0, -inf -> +inf, NaN stays NaN.
         return {"output": np.abs(ar.as_float(x))}
     v = ar.as_int(x)
-    negated = ar.sub_s(0, v, dt)
-    # Only negative elements go through apply_sub_s, so only they carry its REQUIRE.
-    ok = (v >= 0) | negated.ok
-    clause = "apply_sub_s: c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
-    ar.require_each(ctx, shape, [(clause, ok)], {"value1": v})
-    return {"output": np.where(v < 0, negated.value, v)}
+    # TOSA 1.0 tests static_cast<int32_t>(value1) < 0.0, 1.1 value1 < 0: the same for
+    # every integer type (the float branch above follows the behaviour table).
+    negated, checks = ar.add_sub_rules(
+        0, v, dt, sub=True, sign_tests=pseudocode_1_1(ctx.revision), prefix="apply_sub_s: "
+    )
+    # Only negative elements go through apply_sub_s, so only they carry its REQUIREs.
+    checks = [(clause, (v >= 0) | ok) for clause, ok in checks]
+    ar.require_each(ctx, shape, checks, {"value1": v})
+    return {"output": np.where(v < 0, negated, v)}
 
 
 @implements("BITWISE_NOT")
@@ -96,7 +100,9 @@ def bitwise_not(ctx: OpContext) -> Result:
 @implements("CLZ")
 def clz(ctx: OpContext) -> Result:
     check_same_shape(ctx, "input1")
-    return {"output": ar.clz32(ctx.arg("input1"))}
+    # count_leading_zeros over the operand's width: 32 bits, 64 for TOSA 1.1's i64.
+    bits = ctx.dtype("in_out_t").bits
+    return {"output": ar.count_leading_zeros(ctx.arg("input1"), bits)}
 
 
 @implements("LOGICAL_NOT")
@@ -120,18 +126,16 @@ def negate(ctx: OpContext) -> Result:
         # literally, 0 - (x - 0) + 0 would turn +0 into +0 and clip infinities.
         return {"output": -ar.as_float(x)}
     acc = ctx.dtype("acc_t")
-    step1 = ar.sub_s(x, int(in_zp), acc)
-    step2 = ar.sub_s(0, step1.value, acc)
-    step3 = ar.add_s(step2.value, int(out_zp), acc)
-    clause = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
-    ar.require_each(
-        ctx,
-        shape,
-        [
-            (f"apply_sub_s (value1 - input1_zp): {clause}", step1.ok),
-            (f"apply_sub_s (0 - value): {clause}", step2.ok),
-            (f"apply_add_s (value + output_zp): {clause}", step3.ok),
-        ],
-        {"value1": x},
+    signs = pseudocode_1_1(ctx.revision)  # 1.1 states the REQUIREs as sign tests
+    step1, checks1 = ar.add_sub_rules(
+        x, int(in_zp), acc, sub=True, sign_tests=signs, prefix="apply_sub_s (value1 - input1_zp): "
     )
-    return {"output": np.clip(step3.value, dt.min, dt.max)}
+    step2, checks2 = ar.add_sub_rules(
+        0, step1, acc, sub=True, sign_tests=signs, prefix="apply_sub_s (0 - value): "
+    )
+    add_prefix = "apply_add_s (value + output_zp): "
+    step3, checks3 = ar.add_sub_rules(
+        step2, int(out_zp), acc, sub=False, sign_tests=signs, prefix=add_prefix
+    )
+    ar.require_each(ctx, shape, [*checks1, *checks2, *checks3], {"value1": x})
+    return {"output": np.clip(step3, dt.min, dt.max)}

@@ -13,15 +13,23 @@ from collections.abc import Callable
 
 import numpy as np
 
+from reference import arithmetic as ar
 from reference.arguments import OUTPUTS_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable
 from reference.ops.elementwise_binary import nan_mode
+from reference.pseudocode_revisions import pseudocode_1_1
 from reference.registry import implements
 
 # ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
 AXIS_CLAUSE = "axis < 0 || axis >= rank(shape1)"
 REDUCED_AXIS_CLAUSE = "shape[axis] != 1"
+# REDUCE_SUM's accumulation: apply_add_s<acc_t>'s REQUIRE on each running sum, the
+# range test up to TOSA 1.0, 1.1's two sign tests (the first is the one a positive
+# term breaks, the second a negative one).
+SUM_RANGE_CLAUSE = "c >= minimum_s<acc_t>() && c <= maximum_s<acc_t>() (apply_add_s)"
+SUM_ABOVE_CLAUSE = ar.ADD_ABOVE_CLAUSE.replace("in_t", "acc_t") + " (apply_add_s)"
+SUM_BELOW_CLAUSE = ar.ADD_BELOW_CLAUSE.replace("in_t", "acc_t") + " (apply_add_s)"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -141,14 +149,42 @@ def reduce_sum(ctx: OpContext) -> Result:
         with np.errstate(invalid="ignore"):
             return {"output": np.sum(x.astype(np.float64), axis=axis, keepdims=True)}
     # apply_add_s REQUIREs every running sum to fit acc_t, not just the total, so all
-    # prefix sums along the axis are checked.  int64 holds them exactly: at most 2**31
-    # terms of at most 2**31 each.
-    partial = np.cumsum(x.astype(np.int64), axis=axis)
-    fits = acc_t.in_range(partial)
-    ctx.require(
-        fits,
-        "c >= minimum_s<acc_t>() && c <= maximum_s<acc_t>() (apply_add_s)",
-        f"a running sum leaves {acc_t} ({acc_t.min}..{acc_t.max})",
-    )
+    # prefix sums along the axis are checked.  For an i32 accumulator int64 holds them
+    # exactly (at most 2**31 terms of at most 2**31 each).
+    terms = x.astype(np.int64)
+    with np.errstate(over="ignore"):
+        partial = np.cumsum(terms, axis=axis)  # an i64 sum wraps past its first overflow
+    detail = f"a running sum leaves {acc_t} ({acc_t.min}..{acc_t.max})"
+    if not pseudocode_1_1(ctx.revision):
+        ctx.require(acc_t.in_range(partial), SUM_RANGE_CLAUSE, detail)
+    else:
+        _require_running_sums(ctx, terms, partial, axis, detail)
     total = np.take(partial, [x.shape[axis] - 1], axis=axis)
     return {"output": total.astype(ctx.dtype("in_out_t").storage)}
+
+
+def _require_running_sums(
+    ctx: OpContext, terms: np.ndarray, partial: np.ndarray, axis: int, detail: str
+) -> None:
+    """1.1's apply_add_s<acc_t>(acc, value) REQUIREs at every step, in loop order.
+
+    The sum before each step is the running sum less its term; it is exact up to the
+    first step that overflows (the wrapped int64 sums are exact until then), which is
+    the only one that matters: the loops stop there.  The loops run over the output's
+    positions in row-major order with the axis innermost, so the first failing step in
+    that order names the clause (a positive term breaks the first, a negative one the
+    second).
+    """
+    acc_t = ctx.dtype("acc_t")
+    with np.errstate(over="ignore"):
+        before = partial - terms
+    above, below = ar.add_sub_rules(before, terms, acc_t, sub=False, sign_tests=True)[1]
+    bad = ~(above[1] & below[1])
+    if not bad.any():
+        return
+    lines = np.moveaxis(bad, axis, -1).reshape(-1, bad.shape[axis])
+    line = int(np.argmax(lines.any(axis=1)))
+    step = int(np.argmax(lines[line]))
+    positive = np.moveaxis(terms, axis, -1).reshape(lines.shape)[line, step] > 0
+    clause = SUM_ABOVE_CLAUSE if positive else SUM_BELOW_CLAUSE
+    ctx.require(False, clause, f"{detail}: term {step} along axis {axis}")

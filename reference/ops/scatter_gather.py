@@ -1,5 +1,6 @@
 """GATHER and SCATTER: move [C]-vectors between positions of a [N,K,C] tensor and
-a [N,W,C] tensor, the positions given by an [N,W] index tensor.
+a [N,W,C] tensor, the positions given by an [N,W] index tensor (i32_t, or i64_t with
+EXT-INT64 in TOSA 1.1; the values of any in_out_t, bool_t and i64_t included).
 
 Out-of-range indices and a SCATTER that writes one position twice are REQUIRE
 failures: the graph is unpredictable, not in error.
@@ -18,13 +19,15 @@ RANGE_CLAUSE = "0 <= k && k < K"
 ONCE_CLAUSE = "output_modified[n,k,c] == false"
 
 
-def _where(flags: np.ndarray) -> tuple[int, int]:
+def first_flagged(flags: np.ndarray) -> tuple[int, int]:
     """(n, w) of the first set flag in the pseudocode's row-major loop order."""
     n, w = np.unravel_index(int(np.argmax(flags)), flags.shape)
     return int(n), int(w)
 
 
 def _indices(ctx: OpContext, k_range: int) -> tuple[np.ndarray, np.ndarray]:
+    # index_t is i32_t, or i64_t (EXT-INT64, TOSA 1.1): int64 holds either exactly, and
+    # the range test compares without arithmetic, so no index can wrap into range.
     k = np.asarray(ctx.arg("indices")).astype(np.int64)
     return k, (k >= 0) & (k < k_range)
 
@@ -35,7 +38,7 @@ def gather(ctx: OpContext) -> Result:
     n_batches, k_range, _ = values.shape
     k, in_range = _indices(ctx, k_range)
     if not in_range.all():
-        n, w = _where(~in_range)
+        n, w = first_flagged(~in_range)
         ctx.require(False, RANGE_CLAUSE, f"indices[{n},{w}] = {k[n, w]}, K = {k_range}")
     batch = np.arange(n_batches)[:, None]
     return {"output": values[batch, k]}
@@ -67,7 +70,7 @@ def scatter(ctx: OpContext) -> Result:
     # it could count as a repeat.
     failed = ~in_range | _repeats(k)
     if failed.any():
-        n, w = _where(failed)
+        n, w = first_flagged(failed)
         if not in_range[n, w]:
             ctx.require(False, RANGE_CLAUSE, f"indices[{n},{w}] = {k[n, w]}, K = {k_range}")
         ctx.require(

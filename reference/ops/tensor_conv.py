@@ -1,5 +1,6 @@
 """Dot-product tensor operators: CONV2D, CONV3D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D,
-FULLY_CONNECTED and MATMUL.
+FULLY_CONNECTED and MATMUL (TOSA 1.1's MATMUL_T is in reference/ops/matmul_t.py, on the
+helpers here).
 
 Each output element is a dot product of input and weight elements.  The sums are
 formed one kernel position at a time: for a fixed offset in the kernel, the input
@@ -10,10 +11,11 @@ not in the slice, which is what the pseudocode's bounds test does (padding with 
 would not be: a zero times an infinite weight is NaN).
 
 Floating-point results are the fp64 dot product of the inputs as stored (every mode
-widens its inputs to out_t exactly).  Integer results are exact (int64); apply_add_s
-REQUIREs every running sum of the accumulator to fit its type, so outputs whose sum
-of |products| could leave the type have their running sums formed in the
-pseudocode's loop order and checked.
+widens its inputs to out_t exactly, TOSA 1.1's mixed-precision ones too: each operand
+is read in its own type, tensor_read<in_t, acc_t>).  Integer results are exact
+(int64); apply_add_s REQUIREs every running sum of the accumulator to fit its type, so
+outputs whose sum of |products| could leave the type have their running sums formed in
+the pseudocode's loop order and checked.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.dtypes import FP16, FP32, I8, I32, I48, DType
+from conformance.dtypes import BF16, FP16, FP32, I8, I32, I48, DType
 from conformance.spec import OperatorSpec, TypeSupport
 from reference import arithmetic as ar
 from reference.arguments import TYPES_CLAUSE
@@ -63,11 +65,19 @@ def extra_multiplies_allowed(revision: str) -> bool:
     return revision not in NO_EXTRA_MULTIPLIES
 
 
-# acc_type attribute values (acc_type_t) and the element type each names.
+# acc_type attribute values (acc_type_t) and the element type each names (BF16: TOSA 1.1;
+# no earlier mode accumulates in bf16, nor has their enumeration the value).
 ACC_TYPES: dict[str, DType] = {"INT32": I32, "INT48": I48, "FP16": FP16, "FP32": FP32}
+ACC_TYPES["BF16"] = BF16
 
 # Operators whose modes name no acc_t: their pseudocode accumulates in out_t.
-ACCUMULATE_IN_OUT_T = frozenset({"FULLY_CONNECTED", "MATMUL"})
+ACCUMULATE_IN_OUT_T = frozenset({"FULLY_CONNECTED", "MATMUL", "MATMUL_T"})
+
+# The operand each zero point belongs to.  The type its ERROR_IF tests is that
+# operand's declared element type (in_t, weight_t; MATMUL's in_t before TOSA 1.1 and
+# A_t / B_t from it), never the zero point's own (1.1's in_zp_t, A_zp_t).
+ZERO_POINT_OPERANDS = {"input_zp": "input", "weight_zp": "weight", "output_zp": "output"}
+ZERO_POINT_OPERANDS |= {"A_zp": "A", "B_zp": "B"}
 
 # float64 holds every integer below 2**53 exactly, so an integer matrix product whose
 # sum of |products| stays below it may use BLAS and still be exact.
@@ -114,6 +124,12 @@ def _check_acc_type(ctx: OpContext) -> DType:
     return acc
 
 
+def zero_point_type_var(op_spec: OperatorSpec, zp_name: str) -> str:
+    """The type variable the 'zero point only for i8' rule of ``zp_name`` tests: the
+    declared element type of the operand the zero point belongs to."""
+    return op_spec.argument(ZERO_POINT_OPERANDS[zp_name]).element_type
+
+
 def zero_point_is_input(op_spec: OperatorSpec, zp_name: str) -> bool:
     """Whether the operator takes the zero point as an input tensor (TOSA 1.0 on)
     rather than as an attribute (the 2024 draft)."""
@@ -134,7 +150,38 @@ def input_zero_point_clause(zp_name: str, type_var: str) -> str:
     return f"!is_same<{type_var},i8_t>() && {zp_name} != 0"
 
 
-def _check_zero_point(ctx: OpContext, zp_name: str, type_var: str) -> None:
+def matmul_zero_point_rules(op_spec: OperatorSpec) -> list[tuple[tuple[str, ...], str, str]]:
+    """MATMUL's (and MATMUL_T's) zero-point ERROR_IFs in pseudocode order, as (zero
+    points, type variable, clause).  Where A and B share one type variable (in_t: the
+    draft and TOSA 1.0) one rule covers both zero points; where each has its own (TOSA
+    1.1's A_t and B_t) each zero point has its rule."""
+    a_var = zero_point_type_var(op_spec, "A_zp")
+    b_var = zero_point_type_var(op_spec, "B_zp")
+    if a_var == b_var:
+        is_input = zero_point_is_input(op_spec, "A_zp")
+        clause = MATMUL_ZP_INPUT_CLAUSE if is_input else MATMUL_ZP_CLAUSE
+        return [(("A_zp", "B_zp"), a_var, clause.replace("in_t", a_var))]
+    return [
+        ((zp,), var, zero_point_clause(op_spec, zp, var))
+        for zp, var in (("A_zp", a_var), ("B_zp", b_var))
+    ]
+
+
+def check_matmul_zero_points(ctx: OpContext) -> None:
+    """The zero-point ERROR_IFs of MATMUL / MATMUL_T (matmul_zero_point_rules)."""
+    for zps, var, clause in matmul_zero_point_rules(ctx.op_spec):
+        dt = ctx.dtype(var)
+        values = {zp: ctx.attr(zp, 0) for zp in zps}
+        shown = ", ".join(f"{zp}={v}" for zp, v in values.items())
+        ctx.error_if(
+            dt is not I8 and any(v != 0 for v in values.values()),
+            clause,
+            f"{var}={dt}, {shown}",
+        )
+
+
+def _check_zero_point(ctx: OpContext, zp_name: str) -> None:
+    type_var = zero_point_type_var(ctx.op_spec, zp_name)
     zp = ctx.attr(zp_name, 0)
     dt = ctx.dtype(type_var)
     clause = zero_point_clause(ctx.op_spec, zp_name, type_var)
@@ -142,8 +189,8 @@ def _check_zero_point(ctx: OpContext, zp_name: str, type_var: str) -> None:
 
 
 def _check_conv_zero_points(ctx: OpContext) -> None:
-    _check_zero_point(ctx, "input_zp", "in_t")
-    _check_zero_point(ctx, "weight_zp", "weight_t")
+    _check_zero_point(ctx, "input_zp")
+    _check_zero_point(ctx, "weight_zp")
 
 
 def _c_remainder(a: int, b: int) -> int:
@@ -186,7 +233,7 @@ def _check_bias(ctx: OpContext, channels: int, clause: str) -> None:
 # -- arithmetic --------------------------------------------------------------------------
 
 
-def _operand(ctx: OpContext, name: str, zp_name: str) -> np.ndarray:
+def operand(ctx: OpContext, name: str, zp_name: str) -> np.ndarray:
     """An input widened to the accumulator (value - zero point for integers)."""
     x = ctx.arg(name)
     if ctx.dtype("out_t").is_float:
@@ -196,9 +243,9 @@ def _operand(ctx: OpContext, name: str, zp_name: str) -> np.ndarray:
     return ar.as_int(x) - int(ctx.attr(zp_name, 0))
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b`` (a [..., K], b [K, M] or batched); integer operands arrive as float64
-    only where that is exact (see :func:`_finish`)."""
+    only where that is exact (see :func:`finish`)."""
     with np.errstate(all="ignore"):  # inf * 0, inf - inf: IEEE results wanted
         return np.matmul(a, b)
 
@@ -351,7 +398,7 @@ def _bias_vector(ctx: OpContext, channels: int) -> np.ndarray:
     return np.broadcast_to(b, (channels,))
 
 
-def _finish(
+def finish(
     ctx: OpContext,
     x: np.ndarray,
     w: np.ndarray,
@@ -413,8 +460,8 @@ def _conv_terms(
 
 
 def _conv_forward(ctx: OpContext, axes: Sequence[ConvAxis], ks: int, acc_var: str) -> np.ndarray:
-    x = _operand(ctx, "input", "input_zp")
-    w = _operand(ctx, "weight", "weight_zp")
+    x = operand(ctx, "input", "input_zp")
+    w = operand(ctx, "weight", "weight_zp")
     out_shape = ctx.out_shape()
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
@@ -422,13 +469,13 @@ def _conv_forward(ctx: OpContext, axes: Sequence[ConvAxis], ks: int, acc_var: st
 
         def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
             index: tuple[Any, ...] = (slice(None), *kpos)
-            return _dot(xs, wv[index].T)
+            return dot(xs, wv[index].T)
 
         return _sum_over_kernel(xv, out, axes, ConvAxis.conv_span, combine)
 
     terms = _conv_terms(axes, ConvAxis.conv_coord, out_shape)
     bias = _bias_vector(ctx, out_shape[-1])
-    return _finish(ctx, x, w, compute, terms, ks, acc_var, bias)
+    return finish(ctx, x, w, compute, terms, ks, acc_var, bias)
 
 
 def _ints(ctx: OpContext, name: str, count: int) -> list[int]:
@@ -524,8 +571,8 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
     n, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
     _check_bias(ctx, c * m, "BC != C*M && BC != 1")
-    x = _operand(ctx, "input", "input_zp")
-    w = _operand(ctx, "weight", "weight_zp")
+    x = operand(ctx, "input", "input_zp")
+    w = operand(ctx, "weight", "weight_zp")
     split_shape = (n, oh, ow, c, m)
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
@@ -547,7 +594,7 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
         return values * (y_in & x_in) * wv[ky, kx, cc, (ch % m)[:, None]]
 
     bias = _bias_vector(ctx, c * m)
-    return {"output": _finish(ctx, x, w, compute, terms, kh * kw, "out_t", bias)}
+    return {"output": finish(ctx, x, w, compute, terms, kh * kw, "out_t", bias)}
 
 
 @implements("TRANSPOSE_CONV2D")
@@ -592,8 +639,8 @@ def transpose_conv2d(ctx: OpContext) -> Result:
     )
     _check_bias(ctx, oc, "BC != OC && BC != 1")
     axes = [ConvAxis(ih, oh, kh, sy, 1, top), ConvAxis(iw, ow, kw, sx, 1, left)]
-    x = _operand(ctx, "input", "input_zp")
-    w = _operand(ctx, "weight", "weight_zp")
+    x = operand(ctx, "input", "input_zp")
+    w = operand(ctx, "weight", "weight_zp")
     out_shape = (n, oh, ow, oc)
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
@@ -601,14 +648,14 @@ def transpose_conv2d(ctx: OpContext) -> Result:
 
         def combine(xs: np.ndarray, kpos: tuple[int, ...]) -> np.ndarray:
             index: tuple[Any, ...] = (slice(None), *kpos)
-            return _dot(xs, wv[index].T)
+            return dot(xs, wv[index].T)
 
         return _sum_over_kernel(xv, out, axes, ConvAxis.transpose_span, combine)
 
     # The gather loop visits, per output, sy (so ky) ascending, then sx, then ic.
     terms = _conv_terms(axes, ConvAxis.transpose_coord, out_shape)
     bias = _bias_vector(ctx, oc)
-    return {"output": _finish(ctx, x, w, compute, terms, kh * kw * ic, "acc_t", bias)}
+    return {"output": finish(ctx, x, w, compute, terms, kh * kw * ic, "acc_t", bias)}
 
 
 # -- fully connected and matrix multiply -----------------------------------------------
@@ -620,36 +667,30 @@ def fully_connected(ctx: OpContext) -> Result:
     n, ic = ctx.input_tensor("input").shape
     oc = ctx.input_tensor("weight").shape[0]
     _check_bias(ctx, oc, "BC != OC && BC != 1")
-    x = _operand(ctx, "input", "input_zp")
-    w = _operand(ctx, "weight", "weight_zp")
+    x = operand(ctx, "input", "input_zp")
+    w = operand(ctx, "weight", "weight_zp")
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
-        return _dot(xv, wv.T)
+        return dot(xv, wv.T)
 
     def terms(xv: np.ndarray, wv: np.ndarray, flat: np.ndarray) -> np.ndarray:
         b, o = np.unravel_index(flat, (n, oc))
         return xv[b] * wv[o]
 
     bias = _bias_vector(ctx, oc)
-    return {"output": _finish(ctx, x, w, compute, terms, ic, "out_t", bias)}
+    return {"output": finish(ctx, x, w, compute, terms, ic, "out_t", bias)}
 
 
 @implements("MATMUL")
 def matmul(ctx: OpContext) -> Result:
-    a_zp, b_zp = ctx.attr("A_zp", 0), ctx.attr("B_zp", 0)
-    in_t = ctx.dtype("in_t")
-    ctx.error_if(
-        in_t is not I8 and (a_zp != 0 or b_zp != 0),
-        MATMUL_ZP_INPUT_CLAUSE if zero_point_is_input(ctx.op_spec, "A_zp") else MATMUL_ZP_CLAUSE,
-        f"in_t={in_t}, A_zp={a_zp}, B_zp={b_zp}",
-    )
+    check_matmul_zero_points(ctx)
     n, h, c = ctx.input_tensor("A").shape
     w_ = ctx.input_tensor("B").shape[2]
-    a = _operand(ctx, "A", "A_zp")
-    b = _operand(ctx, "B", "B_zp")
+    a = operand(ctx, "A", "A_zp")
+    b = operand(ctx, "B", "B_zp")
 
     def terms(av: np.ndarray, bv: np.ndarray, flat: np.ndarray) -> np.ndarray:
         i, y, x = np.unravel_index(flat, (n, h, w_))
         return av[i, y, :] * bv[i, :, x]
 
-    return {"output": _finish(ctx, a, b, _dot, terms, c, "out_t", None)}
+    return {"output": finish(ctx, a, b, dot, terms, c, "out_t", None)}

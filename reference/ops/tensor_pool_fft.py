@@ -32,6 +32,7 @@ FFT_WIDTH_CLAUSE = "!power_of_two(W)"
 POOL_OH_CLAUSE = "OH != idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y) + 1"
 POOL_OW_CLAUSE = "OW != idiv_check(IW + pad_left + pad_right - kernel_x, stride_x) + 1"
 ARGMAX_SHAPE_CLAUSE = "flatten(left_shape, right_shape) != shape"
+ARGMAX_INDEX_CLAUSE = "i <= maximum<out_t>()"
 INPUT_ZP_CLAUSE = "in_out_t != i8_t && input_zp != 0"
 KERNEL_CLAUSE = "kernel_y < 1 || kernel_x < 1"
 POOL_PAD_X_CLAUSE = "pad_right >= kernel_x || pad_left >= kernel_x"
@@ -143,7 +144,16 @@ def argmax(ctx: OpContext) -> Result:
         index = argmax_index_nan_mode(x, axis, nan_mode_of(ctx))
     else:
         index = argmax_index(x, axis)
-    return {"output": index.astype(np.int32)}
+    # out_t is i32_t, or i64_t (EXT-INT64, TOSA 1.1).  The index only grows as the scan
+    # goes, so the REQUIRE at each update holds exactly when the final index fits.
+    out_t = ctx.dtype("out_t")
+    top = int(np.max(index, initial=0))
+    ctx.require(
+        top <= out_t.int_range.max,
+        ARGMAX_INDEX_CLAUSE,
+        f"index {top} does not fit {out_t}",
+    )
+    return {"output": index.astype(out_t.storage)}
 
 
 # -- pooling geometry --------------------------------------------------------------------

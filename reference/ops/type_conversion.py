@@ -54,15 +54,55 @@ def _to_float(x: np.ndarray, in_t: DType, out_t: DType) -> np.ndarray:
     return np.where(overflows, np.nan, exact)
 
 
+# TOSA 1.1: CAST's input_unsigned reads an integer input as unsigned; a float or bool
+# input cannot be read so.
+INPUT_UNSIGNED_CLAUSE = "input_unsigned && !is_integer<in_t>()"
+
+
+def declares_input_unsigned(op_spec: OperatorSpec) -> bool:
+    """Whether CAST has the ``input_unsigned`` attribute (TOSA 1.1 on)."""
+    return any(a.name == "input_unsigned" for a in op_spec.attributes)
+
+
+def is_integer(dt: DType) -> bool:
+    """is_integer<type>() of TOSA 1.1's generic helpers: i8, i16, i32, i48 and i64
+    (not bool, not the shape type)."""
+    return dt.kind == "int"
+
+
+def zero_extended(v: np.ndarray, dt: DType) -> np.ndarray:
+    """zero_extend<uint64_t>(in): the operand's bits as an unsigned value, in int64
+    where it fits (every type below 64 bits); an i64 keeps its bits, whose truncation
+    to a narrower type is the same either way."""
+    if dt.bits >= 64:
+        return ar.as_int(v)
+    return ar.as_int(v) & ((1 << dt.bits) - 1)
+
+
 @implements("CAST")
 def cast(ctx: OpContext) -> Result:
     in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    unsigned = False
+    if declares_input_unsigned(ctx.op_spec):
+        unsigned = bool(ctx.attr("input_unsigned", False))
+        ctx.error_if(unsigned and not is_integer(in_t), INPUT_UNSIGNED_CLAUSE, f"in_t={in_t}")
     x = np.asarray(ctx.arg("input"))
     if out_t.kind == "bool":
-        # (in != 0) ? true : false; only integer inputs cast to bool.
+        # (in != 0) ? true : false, before any unsigned reading; a float input (1.1's
+        # fp32 to bool) compares as a float: 0.5 is true, -0.0 false, NaN true.
+        if in_t.is_float:
+            with np.errstate(invalid="ignore"):
+                return {"output": x.astype(np.float64) != 0}
         return {"output": x.astype(np.int64) != 0}
+    if unsigned:
+        # round_to_nearest_float of the unsigned value (exact in fp64: at most 2**32 - 1
+        # for the integer-to-float modes), or its truncation to out_t.
+        u = zero_extended(x, in_t)
+        if out_t.is_float:
+            return {"output": _to_float(u, in_t, out_t)}
+        return {"output": ar.wrap(u, out_t.bits)}
     if out_t.is_float:
-        # bool inputs would read as 1.0 / 0.0 (no such mode is declared).
+        # bool inputs read as 1.0 / 0.0 (1.1's bool to fp32).
         return {"output": _to_float(x, in_t, out_t)}
     if in_t.kind == "bool":
         return {"output": x.astype(np.int64)}

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import DType
-from reference.ops.activation import CLAMP_BOUNDS_CLAUSE, CLAMP_NAN_BOUND_CLAUSE
+from reference.ops.activation import (
+    CLAMP_BOUNDS_CLAUSE,
+    CLAMP_NAN_BOUND_CLAUSE,
+    CLAMP_NAN_BOUND_CLAUSE_1_1,
+    clamp_nan_bound_clause,
+)
 from reference.pseudocode_revisions import draft_pseudocode
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
@@ -84,15 +90,30 @@ def bounds_reversed(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseS
     return out
 
 
+def _nan_bound_applies(clause: str) -> Callable[[RecipeContext], bool]:
+    """Float modes of the revisions that spell the NaN-bound clause so (TOSA 1.0 on)."""
+
+    def applies(rc: RecipeContext) -> bool:
+        revision = rc.spec.revision
+        return (
+            rc.dtype("in_out_t").is_float
+            and not draft_pseudocode(revision)
+            and clamp_nan_bound_clause(revision) == clause
+        )
+
+    return applies
+
+
+@breaks("CLAMP", clause=CLAMP_NAN_BOUND_CLAUSE, applies=_nan_bound_applies(CLAMP_NAN_BOUND_CLAUSE))
 @breaks(
     "CLAMP",
-    clause=CLAMP_NAN_BOUND_CLAUSE,
-    applies=lambda rc: rc.dtype("in_out_t").is_float and not draft_pseudocode(rc.spec.revision),
+    clause=CLAMP_NAN_BOUND_CLAUSE_1_1,
+    applies=_nan_bound_applies(CLAMP_NAN_BOUND_CLAUSE_1_1),
 )
 def nan_bound(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A NaN bound (TOSA 1.0 on): min_val, max_val or both; max_val < min_val is
     false with a NaN, so only this ERROR_IF fires."""
-    out = broken(spec, CLAMP_NAN_BOUND_CLAUSE)
+    out = broken(spec, clamp_nan_bound_clause(rc.spec.revision))
     which = draw(st.sampled_from(["min_val", "max_val", "both"]), label="NaN bound")
     for name in ("min_val", "max_val"):
         if which in (name, "both"):

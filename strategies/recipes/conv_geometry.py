@@ -12,6 +12,10 @@ dilation, stride, two pads (sometimes beyond what the kernel needs) and the outp
 size, and the input size follows as ``(O - 1) * stride + (K - 1) * dilation + 1 -
 pads`` (idiv_check divides evenly); a transposed axis draws stride, the out_pads
 (negative ones crop, down to 1 - K) and the input size, and the output follows.
+
+The sizes of FULLY_CONNECTED (:func:`fc_sizes`), MATMUL and MATMUL_T
+(:func:`matmul_sizes`) are drawn here too: the contraction near the aimed KS, then the
+batch and the output sizes.
 """
 
 from __future__ import annotations
@@ -324,3 +328,61 @@ def _same(
             axes.append(Axis(size, size, k, 1, 1, p0, k - 1 - p0))
     n = _batch(draw, rc, axes, ch, out_ch, per_out * m, aim) or 1
     return ConvGeometry(n, axes, ch, m)
+
+
+# -- FULLY_CONNECTED, MATMUL, MATMUL_T: batch, contraction and output sizes ---------------
+
+
+def least_side(outputs: int) -> int:
+    """The smaller side of the squarest pair of sizes with ``outputs`` as product."""
+    side = math.isqrt(outputs)
+    return side + (side * side < outputs)
+
+
+def matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int, int]:
+    """(N, H, C, W): A N*H*C, B N*C*W (MATMUL_T: D*W*C, D at most N) and the output
+    N*H*W within the budget, N*H*W at least aim.outputs; C is KS."""
+    budget = rc.budget.max_elements
+    c = max(1, min(aim.ks_goal, budget // least_side(aim.outputs)))
+    room = max(1, budget // c)  # N*H and N*W each
+    # N * (room // N)**2 >= outputs: the batch leaves H and W room for the outputs.
+    n_hi = max(1, min(room, room * room // max(1, aim.outputs)))
+    while n_hi > 1 and n_hi * (room // n_hi) ** 2 < aim.outputs:
+        n_hi -= 1
+    share = unit(draw, "N's share of the outputs") / 4
+    n_hi = rc.batch_cap(min(n_hi, max(4, rc.budget.max_dim)))
+    n = near(draw, 1, n_hi, aim.outputs_goal**share, "N")
+    side = max(1, room // n)
+    h_lo = min(side, -(-aim.outputs // (n * side)))
+    h_hi = max(h_lo, min(side, aim.outputs_cap // (2 * n)))
+    h = near(draw, h_lo, h_hi, math.sqrt(aim.outputs_goal / n), "H")
+    w_lo = min(side, -(-aim.outputs // (n * h)))
+    w_hi = max(w_lo, min(side, aim.outputs_cap // (n * h)))
+    w = near(draw, w_lo, w_hi, aim.outputs_goal / (n * h), "W")
+    if aim.inputs:  # "large": a bigger batch, as far as the budget allows
+        n_cap = min(budget // (h * c), budget // (c * w), aim.outputs_cap // (h * w))
+        n = rc.batch_cap(max(n, min(n_cap, -(-aim.inputs // (c * (h + w))))))
+        c = max(c, min(budget // (n * max(h, w)), -(-aim.inputs // (n * (h + w)))))
+    return n, h, c, w
+
+
+def fc_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int]:
+    """(N, IC, OC): input N*IC, weight OC*IC and output N*OC within the budget, N*OC
+    at least aim.outputs; IC is KS."""
+    budget = rc.budget.max_elements
+    room = budget // least_side(aim.outputs)
+    ic = max(1, min(aim.ks_goal, room))
+    room = max(1, budget // ic)  # N and OC each
+    # N takes up to a third of the outputs' factors (batches are small), OC the rest.
+    share = unit(draw, "N's share of the outputs") / 3
+    n_lo = -(-aim.outputs // room)
+    n_hi = rc.batch_cap(min(room, aim.outputs_cap // 2))
+    n = min(n_hi, near(draw, n_lo, n_hi, aim.outputs_goal**share, "N"))
+    oc_lo = -(-aim.outputs // n)
+    oc_hi = max(oc_lo, min(room, aim.outputs_cap // n))
+    oc = near(draw, oc_lo, oc_hi, aim.outputs_goal / n, "OC")
+    if aim.inputs:  # "large": a bigger batch, then longer rows, as far as the budget allows
+        n = max(n, min(room, aim.outputs_cap // oc, -(-(aim.inputs - oc * ic - oc) // ic)))
+        n = rc.batch_cap(n)
+        ic = max(ic, min(budget // max(n, oc), -(-(aim.inputs - oc) // (n + oc))))
+    return n, ic, oc

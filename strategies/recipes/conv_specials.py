@@ -20,12 +20,16 @@ import numpy as np
 from strategies.recipes.conv_geometry import Axis
 
 
-def zero_weight_for_specials(out: dict[str, np.ndarray], data: str, weight: str) -> None:
+def zero_weight_for_specials(
+    out: dict[str, np.ndarray], data: str, weight: str, channel_axis: int = 0
+) -> None:
     """Where the weight is [OC, ..., IC] against data [..., IC] (FULLY_CONNECTED,
-    CONV2D, CONV3D): output channel 0 takes every input channel that holds an infinity
-    or NaN through a zero weight, so 0 * inf = NaN is formed; a kernel that skips zero
-    weights (sparsity) returns a number there."""
-    x, w = out[data], out[weight]
+    CONV2D, CONV3D; MATMUL_T's B [D, W, C] with ``channel_axis`` 1, its columns):
+    output channel 0 takes every input channel that holds an infinity or NaN through a
+    zero weight, so 0 * inf = NaN is formed; a kernel that skips zero weights
+    (sparsity) returns a number there."""
+    x = out[data]
+    w = np.moveaxis(out[weight], channel_axis, 0)
     if w.ndim < 2 or w.shape[0] < 2 or not x.size or x.shape[-1] != w.shape[-1]:
         return
     with np.errstate(invalid="ignore"):
@@ -33,7 +37,7 @@ def zero_weight_for_specials(out: dict[str, np.ndarray], data: str, weight: str)
     if special.any():
         w = w.copy()
         w[0][..., special] = 0
-        out[weight] = w
+        out[weight] = np.ascontiguousarray(np.moveaxis(w, 0, channel_axis))
 
 
 def skipped_taps(a: Axis, transpose: bool) -> np.ndarray:

@@ -67,7 +67,9 @@ def const_out_of_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
         st.sampled_from([dt.int_range.max + 1, dt.int_range.min - 1, 0.5]),
         label="its value",
     )
-    wide = values.astype(np.float64 if isinstance(bad, float) else np.int64)
+    # Python ints where the neighbour of an i64 end does not fit int64.
+    kind = np.float64 if isinstance(bad, float) else object if dt.bits >= 64 else np.int64
+    wide = values.astype(kind)
     wide.reshape(-1)[pos] = bad
     out = broken(spec, ATTRIBUTES_CLAUSE)
     out.attributes["values"] = wide

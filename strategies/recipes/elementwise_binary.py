@@ -136,19 +136,34 @@ def _within_type(draw: st.DrawFn, spec: CaseSpec, dt: DType, sub: bool) -> None:
     axes = tuple(i for i, d in enumerate(b.shape) if d != out_shape[i])
     a_lo, a_hi = wide.min(axis=axes, keepdims=True), wide.max(axis=axes, keepdims=True)
     lo, hi = dt.int_range
+    # Each bound already clipped to the type (both contain 0), and computed so that no
+    # step leaves int64 (i64 operands): max(lo - a, lo) is lo - min(a, 0), and so on.
     if not sub:  # a + y
-        r_lo, r_hi = lo - a_lo, hi - a_hi
+        r_lo, r_hi = lo - np.minimum(a_lo, 0), hi - np.maximum(a_hi, 0)
     elif keep == 0:  # a - y
-        r_lo, r_hi = a_hi - hi, a_lo - lo
+        r_lo, r_hi = np.maximum(a_hi, -1) - hi, np.minimum(a_lo, -1) - lo
     else:  # y - a
-        r_lo, r_hi = lo + a_hi, hi + a_lo
-    r_lo, r_hi = np.maximum(r_lo, lo), np.minimum(r_hi, hi)  # both contain 0
+        r_lo, r_hi = lo + np.maximum(a_hi, 0), hi + np.minimum(a_lo, 0)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="redrawn values"))
-    inside = r_lo + (rng.random(b.shape) * (r_hi - r_lo + 1)).astype(np.int64)
+    inside = _uniform_between(rng.random(b.shape), r_lo, r_hi)
     end = np.where(rng.random(b.shape) < 0.5, r_lo, r_hi)
-    pick = np.where(rng.random(b.shape) < 0.5, end, np.minimum(inside, r_hi))
+    pick = np.where(rng.random(b.shape) < 0.5, end, inside)
     v = b.values.astype(np.int64)
     b.values = np.where((v < r_lo) | (v > r_hi), pick, v).astype(b.dtype.storage)
+
+
+def _uniform_between(u: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo + floor(u * (hi - lo + 1)) for u in [0, 1): an integer of [lo, hi] (hi where
+    rounding reaches past it).  An i64 span can pass int64, so it is taken in uint64."""
+    lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    if hi.size and (int(hi.max()) - int(lo.min()) + 1) < 2**62:  # i8..i32: as it was
+        return np.minimum(lo + (u * (hi - lo + 1)).astype(np.int64), hi)
+    with np.errstate(over="ignore"):
+        span = (hi.astype(np.uint64) - lo.astype(np.uint64)).astype(np.float64) + 1.0
+        offset = np.minimum(u * span, 2.0**64 - 2048).astype(np.uint64)
+        inside = (lo.astype(np.uint64) + offset).astype(np.int64)  # wraps back into place
+    # An offset rounded up past the span wraps below lo: hi then.
+    return np.where((inside < lo) | (inside > hi), hi, inside)
 
 
 @recipe("ADD", "SUB")
@@ -243,6 +258,10 @@ def intdiv(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         rebuild(draw, spec, 1, 0, lambda rng, b: division_ties(rng, b, lo, hi))
     else:
         spec = elementwise(draw, rc, ranges={"input2": ValueRange(nonzero=True)})
+    if dt is dtypes.I64:  # the ends of i64 as dividends and divisors (-1 among them)
+        lo, hi = dt.int_range
+        place_ends(draw, spec.inputs[0], [lo, hi, lo + 1, -1], "dividend")
+        place_ends(draw, spec.inputs[1], [-1, hi, lo, 2, 1], "divisor")
     # REQUIRE the quotient fits: only INT_MIN / -1 does not.  Divisors of -1 that meet
     # an INT_MIN dividend become -2, so INT_MIN and -1 both still appear elsewhere.
     a, b = spec.inputs[0], spec.inputs[1]
@@ -317,6 +336,10 @@ def mul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         rebuild(draw, spec, 0, 1, make, full=True)
     elif in_t.is_float:
         add_specials(draw, spec, ("input1", "input2"), rc)
+    elif in_t is dtypes.I64:  # no REQUIRE: the ends, and products past 32 and 64 bits
+        lo, hi = in_t.int_range
+        place_ends(draw, spec.inputs[0], [lo, hi, -1, 1 << 32], "input1")
+        place_ends(draw, spec.inputs[1], [hi, lo, 1 << 31, -(1 << 31)], "input2")
     # The shift is an input tensor, but a constant one: a backend may fold it.  Rank 0
     # in the draft, [1] from TOSA 1.0.
     k = next(i for i, t in enumerate(spec.inputs) if t.name == "shift")

@@ -12,13 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
 from hypothesis import strategies as st
 
-from conformance.dtypes import DType
+from conformance.dtypes import I64, DType
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise, zero_point
+from strategies.recipes.elementwise_binary import place_ends
 from strategies.values import ValueRange, add_specials, float_regime
 
 RegimeFn = Callable[[DType], list[ValueRange]]
@@ -68,7 +70,32 @@ def float_only(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 
 @recipe("BITWISE_NOT", "CLZ", "LOGICAL_NOT")
 def no_require(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
-    return _unary(draw, rc, None)  # full-range integers (0 and negatives for CLZ), booleans
+    spec = _unary(draw, rc, None)  # full-range integers (0 and negatives for CLZ), booleans
+    if rc.name == "CLZ" and rc.dtype("in_out_t") is I64 and rc.target != "edge":
+        _every_bit_length(draw, spec)
+    return spec
+
+
+def _every_bit_length(draw: st.DrawFn, spec: CaseSpec) -> None:
+    """In some cases, non-negative values of every bit length (0 to 63) at drawn
+    positions of an i64 CLZ input, so that every count 1..64 occurs, not only the
+    0 and 1 of full-range values; a count kept to 32 bits, or taken from a float64
+    conversion (which rounds 2**k - 1 up above 2**53), shows there."""
+    x = spec.inputs[0]
+    assert x.values is not None
+    if not x.values.size or not draw(st.booleans(), label="every bit length"):
+        return
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="bit lengths"))
+    flat = np.array(x.values).reshape(-1)
+    lengths = np.arange(64, dtype=np.uint64)[: flat.size]  # 0 is the value 0
+    # Of bit length k: 2**k - 1 (all ones), or bit k - 1 and random lower bits.
+    top = np.where(lengths > 0, np.left_shift(np.uint64(1), np.maximum(lengths, 1) - 1), 0)
+    top = top.astype(np.uint64)
+    ones = (top << np.uint64(1)) - (top > 0).astype(np.uint64)
+    lower = rng.integers(0, 2**63, size=lengths.size, dtype=np.uint64) & (top - (top > 0))
+    values = np.where(rng.random(lengths.size) < 0.5, ones, top | lower).astype(np.int64)
+    flat[rng.permutation(flat.size)[: lengths.size]] = values
+    x.values = flat.reshape(x.values.shape)
 
 
 @recipe("ABS")
@@ -77,7 +104,17 @@ def abs_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     if dt.is_float:
         return float_unary(draw, rc, dt)
     # apply_sub_s(0, INT_MIN) leaves the type: every other value is fine.
-    return _unary(draw, rc, ValueRange(low=dt.int_range.min + 1))
+    spec = _unary(draw, rc, ValueRange(low=dt.int_range.min + 1))
+    _i64_ends(draw, spec, dt)
+    return spec
+
+
+def _i64_ends(draw: st.DrawFn, spec: CaseSpec, dt: DType) -> None:
+    """For TOSA 1.1's i64, in some cases the ends ABS and NEGATE take (INT64_MIN + 1,
+    whose negation is INT64_MAX, and INT64_MAX) at drawn positions, not only by luck."""
+    if dt is I64:
+        lo, hi = dt.int_range
+        place_ends(draw, spec.inputs[0], [lo + 1, hi, -1], "input1")
 
 
 @recipe("NEGATE")
@@ -97,9 +134,12 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         in_zp = zero_point(draw, rc, "input1_zp", -128, 127)
         out_zp = zero_point(draw, rc, "output_zp", -128, 127)
         return _unary(draw, rc, None, input1_zp=in_zp, output_zp=out_zp)
-    # 0 - x in the i32 accumulator: only INT_MIN overflows (i16 cannot).
-    r = ValueRange(low=dt.int_range.min + 1) if dt.bits == 32 else None
-    return _unary(draw, rc, r, input1_zp=0, output_zp=0)
+    # 0 - x in the accumulator (i32; i64 for TOSA 1.1's i64): only INT_MIN of i32 or
+    # i64 overflows (i16 cannot).
+    r = ValueRange(low=dt.int_range.min + 1) if dt.bits >= 32 else None
+    spec = _unary(draw, rc, r, input1_zp=0, output_zp=0)
+    _i64_ends(draw, spec, dt)
+    return spec
 
 
 def _zp_breaker(attr: str, as_input: bool) -> None:

@@ -1,7 +1,9 @@
-"""Pooling geometry for the MAX_POOL2D and AVG_POOL2D recipes: per axis a kernel, a
-stride and two pads below the kernel, then the output size, and the input size
-follows as ``(O - 1) * stride + kernel - pads`` (so ``idiv_check`` divides evenly and
-every window holds at least one real tap).
+"""Pooling geometry for the MAX_POOL2D and AVG_POOL2D recipes (and TOSA 1.1's
+_ADAPTIVE operators, which draw theirs alike): per axis a kernel, a stride and two pads
+below the kernel, then the output size, and the input size follows as
+``(O - 1) * stride + kernel - pads`` (so ``idiv_check`` divides evenly and every window
+holds at least one real tap).  The breakers of the window rules are here too, for every
+pooling operator (:func:`register_window_breakers`).
 
 AVG_POOL2D is a dot product with weights 1/KS (KS = kernel_y * kernel_x): its
 geometry starts from the kernel, near an aimed KS, then the channels and the axes
@@ -15,8 +17,22 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from hypothesis import strategies as st
 
+from conformance.dtypes import I32_MIN
+from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
+from reference.ops.tensor_conv import STRIDE_CLAUSE
+from reference.ops.tensor_pool_fft import (
+    KERNEL_CLAUSE,
+    PAD_NEGATIVE_CLAUSE,
+    POOL_OH_CLAUSE,
+    POOL_OW_CLAUSE,
+    POOL_PAD_X_CLAUSE,
+    POOL_PAD_Y_CLAUSE,
+)
+from strategies.case import CaseSpec
+from strategies.invalid import Breaker, breaks, broken
 from strategies.recipes import RecipeContext
 from strategies.recipes.data_sets import DotAim, log_uniform, near, sizes_with_product
 from strategies.shapes import Budget
@@ -185,3 +201,168 @@ def pool_attributes(y: Axis, x: Axis) -> dict[str, Any]:
         "stride": (y.stride, x.stride),
         "pad": (y.pad_before, y.pad_after, x.pad_before, x.pad_after),
     }
+
+
+# -- the window rules' breakers, shared by the pooling operators ---------------------------
+#
+# kernel, stride and pad are attributes of AVG_POOL2D and MAX_POOL2D and shape_t inputs
+# of TOSA 1.1's AVG_POOL2D_ADAPTIVE and MAX_POOL2D_ADAPTIVE (tensor_ops: the same
+# pseudocode, the parameters "as inputs rather than attributes"): each breaker reads and
+# writes a parameter where the case has it.
+
+
+def window_parameter(spec: CaseSpec, name: str) -> list[int]:
+    """kernel, stride or pad: the attribute, else the shape_t input of that name."""
+    if name in spec.attributes:
+        return [int(v) for v in spec.attributes[name]]
+    return [int(v) for v in np.asarray(spec.tensor(name).values).reshape(-1)]
+
+
+def set_window_parameter(spec: CaseSpec, name: str, values: list[int]) -> None:
+    """Write kernel, stride or pad back where :func:`window_parameter` found it (an
+    input of another length becomes a shape of that length)."""
+    if name in spec.attributes:
+        spec.attributes[name] = tuple(values)
+    else:
+        spec.set_shape_input(name, values)
+
+
+def _bad_value(draw: st.DrawFn, low: int, high: int, label: str) -> int:
+    """A value in [low, high], usually near the boundary the rule draws."""
+    near = st.integers(max(low, high - 3), high) if high - low > 3 else st.integers(low, high)
+    return draw(st.one_of(near, st.integers(low, high)), label=label)
+
+
+def _below_one(attribute: str, clause: str) -> Breaker:
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        out = broken(spec, clause)
+        vals = window_parameter(spec, attribute)
+        i = draw(st.integers(0, 1), label=f"{attribute} element")
+        vals[i] = _bad_value(draw, I32_MIN, 0, f"{attribute} below 1")
+        set_window_parameter(out, attribute, vals)
+        return out
+
+    fn.__name__ = f"{attribute}_below_one"
+    return fn
+
+
+def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    out = broken(spec, PAD_NEGATIVE_CLAUSE)
+    pad = window_parameter(spec, "pad")
+    i = draw(st.integers(0, 3), label="pad element")
+    pad[i] = _bad_value(draw, I32_MIN, -1, "negative pad")
+    set_window_parameter(out, "pad", pad)
+    return out
+
+
+def _pad_not_below_kernel(pads: tuple[int, int], k: int, clause: str) -> Breaker:
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """A pad of the kernel size or a little more (the level keeps pads within
+        MAX_KERNEL, beyond which the case would be a level case instead)."""
+        out = broken(spec, clause)
+        pad = window_parameter(spec, "pad")
+        kernel = window_parameter(spec, "kernel")[k]
+        i = draw(st.sampled_from(pads), label="pad element")
+        top = min(rc.level["MAX_KERNEL"], kernel + 3)
+        pad[i] = draw(st.integers(kernel, max(kernel, top)), label="pad at least the kernel")
+        set_window_parameter(out, "pad", pad)
+        return out
+
+    fn.__name__ = f"pad_not_below_kernel_{k}"
+    return fn
+
+
+IDIV_H = "input1 % input2 != 0 (idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y))"
+IDIV_W = "input1 % input2 != 0 (idiv_check(IW + pad_left + pad_right - kernel_x, stride_x))"
+
+
+def _idiv_breaker(axis: int, clause: str) -> Breaker:
+    """axis 0: y (IH, pads 0 and 1), 1: x (IW, pads 2 and 3)."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """A stride of 2 or more that does not divide the padded extent: the stride
+        kept (or raised from 1), the input grown by less than a stride if needed."""
+        out = broken(spec, clause)
+        stride = window_parameter(spec, "stride")
+        kernel = window_parameter(spec, "kernel")[axis]
+        pad = window_parameter(spec, "pad")
+        s = stride[axis] if stride[axis] >= 2 else draw(st.integers(2, 4), label="new stride")
+        stride[axis] = s
+        shape = list(spec.inputs[0].shape)
+        span = shape[1 + axis] + pad[2 * axis] + pad[2 * axis + 1] - kernel
+        if span % s == 0:
+            shape[1 + axis] += draw(st.integers(1, s - 1), label="input grown by")
+        set_window_parameter(out, "stride", stride)
+        out.reshape_tensor("input", tuple(shape))
+        return out
+
+    fn.__name__ = f"idiv_breaker_{axis}"
+    return fn
+
+
+def _out_size_breaker(axis: int, clause: str) -> Breaker:
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """An output one to three larger or smaller (never below 1)."""
+        out = broken(spec, clause)
+        shape = list(spec.outputs[0].shape)
+        d = draw(st.integers(1, 3), label="output size off by")
+        if shape[1 + axis] > d and draw(st.booleans(), label="smaller"):
+            shape[1 + axis] -= d
+        else:
+            shape[1 + axis] += d
+        out.reshape_tensor("output", tuple(shape))
+        return out
+
+    fn.__name__ = f"out_size_breaker_{axis}"
+    return fn
+
+
+def other_rank_4d(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A rank-3 or rank-5 version of a 4D shape (same element count)."""
+    if draw(st.booleans(), label="rank 5 rather than 3"):
+        return (1, *shape)
+    return (shape[0] * shape[1], *shape[2:])
+
+
+def pool_input_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    out = broken(spec, INPUTS_CLAUSE)
+    out.reshape_tensor("input", other_rank_4d(draw, spec.inputs[0].shape))
+    return out
+
+
+def pool_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """An output whose N or C is not the input's, or of rank 3 or 5."""
+    out = broken(spec, OUTPUTS_CLAUSE)
+    shape = list(spec.outputs[0].shape)
+    how = draw(st.sampled_from(["N", "C", "rank"]), label="output made wrong")
+    if how == "rank":
+        out.reshape_tensor("output", other_rank_4d(draw, tuple(shape)))
+        return out
+    dim = 0 if how == "N" else 3
+    shape[dim] += draw(st.integers(1, 3), label="added to it")
+    out.reshape_tensor("output", tuple(shape))
+    return out
+
+
+# In the pseudocode's order (pad = [top, bottom, left, right], kernel = [y, x]: the x
+# rule of the pads is checked first), then the argument rules.
+WINDOW_BREAKERS: tuple[tuple[str, Breaker], ...] = (
+    (KERNEL_CLAUSE, _below_one("kernel", KERNEL_CLAUSE)),
+    (STRIDE_CLAUSE, _below_one("stride", STRIDE_CLAUSE)),
+    (PAD_NEGATIVE_CLAUSE, pad_negative),
+    (POOL_PAD_X_CLAUSE, _pad_not_below_kernel((2, 3), 1, POOL_PAD_X_CLAUSE)),
+    (POOL_PAD_Y_CLAUSE, _pad_not_below_kernel((0, 1), 0, POOL_PAD_Y_CLAUSE)),
+    (IDIV_H, _idiv_breaker(0, IDIV_H)),
+    (IDIV_W, _idiv_breaker(1, IDIV_W)),
+    (POOL_OH_CLAUSE, _out_size_breaker(0, POOL_OH_CLAUSE)),
+    (POOL_OW_CLAUSE, _out_size_breaker(1, POOL_OW_CLAUSE)),
+    (INPUTS_CLAUSE, pool_input_rank),
+    (OUTPUTS_CLAUSE, pool_output),
+)
+
+
+def register_window_breakers(*operators: str) -> None:
+    """Register the window rules' breakers for ``operators`` (pooling operators with
+    kernel, stride and pad, as attributes or as shape_t inputs)."""
+    for clause, fn in WINDOW_BREAKERS:
+        breaks(*operators, clause=clause)(fn)

@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.dtypes import DType
+from conformance.dtypes import I64, DType
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.reduction import AXIS_CLAUSE, REDUCED_AXIS_CLAUSE
@@ -124,6 +124,8 @@ def _sum_values(
 ) -> tuple[np.ndarray, int]:
     """Input values and the data set they come from."""
     if dt.is_int:
+        if dt is I64 and draw(st.booleans(), label="input: running sums drawn"):
+            return _running_sum_walk(draw, dt, shape, axis), -1
         # apply_add_s REQUIREs every running sum in range: values bounded by
         # max / length keep all of them there (length 1 can take the full range).
         length = shape[axis]
@@ -145,6 +147,30 @@ def _sum_values(
         attrs={"axis": axis},
     )
     return by_name["input"], s
+
+
+def _running_sum_walk(draw: st.DrawFn, dt: DType, shape: tuple[int, ...], axis: int) -> np.ndarray:
+    """i64 terms across the whole range whose every running sum stays in the type:
+    the running sums themselves are drawn, all of one sign per reduced line ([0, max]
+    or [min, -1]), and the terms are their differences, which a same-sign pair cannot
+    take out of i64.  Some lines start at the type's end, so INT64_MAX or INT64_MIN is
+    a term and a running sum, and the next term is nearly as large the other way; the
+    totals cover the whole range.  (An accumulator narrower than 64 bits, or one that
+    saturates, gets these wrong.)"""
+    lo, hi = dt.int_range
+    size = math.prod(shape)
+    if not size:
+        return np.zeros(shape, dt.storage)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="input: running sums"))
+    lines = np.moveaxis(np.zeros(shape, np.int64), axis, -1).shape
+    per_line = (*lines[:-1], 1)
+    positive = rng.random(per_line) < 0.5
+    magnitudes = rng.integers(0, hi, size=lines, endpoint=True)
+    sums = np.where(positive, magnitudes, -1 - magnitudes)  # -1 - max is min
+    at_end = rng.random(per_line) < 0.5
+    sums[..., :1] = np.where(at_end, np.where(positive, hi, lo), sums[..., :1])
+    terms = np.diff(sums, axis=-1, prepend=0)
+    return np.moveaxis(terms, -1, axis).astype(dt.storage)
 
 
 # The long-axis vector of a reduction reduces one axis longer than a 16-bit loop

@@ -1,7 +1,10 @@
 """Recipes and breakers for GATHER and SCATTER.
 
 The index tensor is typed as tosa.xml declares it: size_t in the draft (held as
-int64, dtype SHAPE), index_t in TOSA 1.0 (each mode binds it, to i32_t).  Its values
+int64, dtype SHAPE), index_t in TOSA 1.0 (each mode binds it, to i32_t) and 1.1 (i32_t
+or, with EXT-INT64, i64_t; 1.1 adds Boolean and i64_t values too, which the value draws
+cover as they are).  ROW_GATHER (TOSA 1.1) is strategies/recipes/row_gather.py, on the
+helpers here.  Its values
 are where validity is decided: every index must lie in [0, K) (a REQUIRE), and
 SCATTER may write each position of a batch at most once (a REQUIRE too), so each
 SCATTER batch takes W distinct positions.  Both REQUIREs make a graph unpredictable
@@ -21,13 +24,14 @@ from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import shapes
 
 
-def _indices_tensor(rc: RecipeContext, values: np.ndarray) -> TensorDraw:
-    # The draft types the indices size_t (int64 storage), TOSA 1.0 index_t (i32_t).
+def indices_tensor(rc: RecipeContext, values: np.ndarray) -> TensorDraw:
+    # The draft types the indices size_t (int64 storage), TOSA 1.0 index_t (i32_t),
+    # TOSA 1.1 index_t i32_t or i64_t (each mode binds it).
     dt = rc.arg_dtype("indices")
     return TensorDraw("indices", values.shape, dt, values.astype(dt.storage))
 
 
-def _rng(draw: st.DrawFn) -> np.random.Generator:
+def index_rng(draw: st.DrawFn) -> np.random.Generator:
     return np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="indices: seed"))
 
 
@@ -45,21 +49,21 @@ def _wide_indices(rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(np.concatenate([fixed, rest])).reshape(1, WIDE_W)
 
 
-def _wide(rc: RecipeContext) -> bool:
+def wide(rc: RecipeContext) -> bool:
     return rc.target == "long-axis" and rc.budget.max_elements >= WIDE_K
 
 
 @recipe("GATHER")
 def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    if _wide(rc):
-        indices = _wide_indices(_rng(draw))
-        inputs = [rc.tensor(draw, "values", dt, (1, WIDE_K, 1)), _indices_tensor(rc, indices)]
+    if wide(rc):
+        indices = _wide_indices(index_rng(draw))
+        inputs = [rc.tensor(draw, "values", dt, (1, WIDE_K, 1)), indices_tensor(rc, indices)]
         return rc.spec_of(inputs, [TensorDraw("output", (1, WIDE_W, 1), dt)])
     n, k, c = draw(shapes(3, 3, rc.budget, label="values [N,K,C]"))
     w_max = max(1, min(rc.budget.max_dim, rc.budget.max_elements // (n * c)))
     w = draw(st.integers(1, w_max), label="W")
-    rng = _rng(draw)
+    rng = index_rng(draw)
     # Uniform indices, with the ends of the range placed where a drawn mask says:
     # reading row 0 and row K-1 is where bounds are got wrong.
     indices = rng.integers(0, k, size=(n, w))
@@ -68,18 +72,18 @@ def gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         indices[:, 0] = 0
     if ends in ("last", "both"):
         indices[:, -1] = k - 1
-    inputs = [rc.tensor(draw, "values", dt, (n, k, c)), _indices_tensor(rc, indices)]
+    inputs = [rc.tensor(draw, "values", dt, (n, k, c)), indices_tensor(rc, indices)]
     return rc.spec_of(inputs, [TensorDraw("output", (n, w, c), dt)])
 
 
 @recipe("SCATTER")
 def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
-    if _wide(rc):
-        indices = _wide_indices(_rng(draw))
+    if wide(rc):
+        indices = _wide_indices(index_rng(draw))
         inputs = [
             rc.tensor(draw, "values_in", dt, (1, WIDE_K, 1)),
-            _indices_tensor(rc, indices),
+            indices_tensor(rc, indices),
             rc.tensor(draw, "input", dt, (1, WIDE_W, 1)),
         ]
         return rc.spec_of(inputs, [TensorDraw("values_out", (1, WIDE_K, 1), dt)])
@@ -87,11 +91,11 @@ def scatter(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     # At most K distinct positions per batch: W <= K, and N*W*C fits as N*K*C does.
     # A large case writes every row (W = K): both inputs then are full size.
     w = k if rc.target == "large" else draw(st.integers(1, k), label="W")
-    rng = _rng(draw)
+    rng = index_rng(draw)
     indices = np.stack([rng.permutation(k)[:w] for _ in range(n)])
     inputs = [
         rc.tensor(draw, "values_in", dt, (n, k, c)),
-        _indices_tensor(rc, indices),
+        indices_tensor(rc, indices),
         rc.tensor(draw, "input", dt, (n, w, c)),
     ]
     return rc.spec_of(inputs, [TensorDraw("values_out", (n, k, c), dt)])

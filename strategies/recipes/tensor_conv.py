@@ -1,5 +1,6 @@
 """Recipes and breakers for the dot-product operators with weights: CONV2D, CONV3D,
-DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, FULLY_CONNECTED and MATMUL.
+DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, FULLY_CONNECTED and MATMUL (TOSA 1.1's MATMUL_T:
+strategies/recipes/matmul_t.py, on the helpers here).
 
 Geometry (strategies.recipes.conv_geometry for the convolutions) is drawn so that
 every size ERROR_IF holds exactly and every tensor stays within the element budget,
@@ -15,6 +16,12 @@ products are 0 and their bias may take any value of out_t, its extremes included
 Float modes take their inputs from the Appendix A data set asked for (or drawn), or
 free values (S = -1) with every special value placed (floats have no REQUIRE: inf
 and NaN results are valid).
+
+Types are read from the operator's declarations (the data operand's element type,
+in_t or 1.1's A_t; the weight's, weight_t or B_t), so TOSA 1.1's mixed-precision modes
+draw each operand in its own type.  A mode that binds a block-scaled composite type
+(1.1's bs32_fp8ue8m0_*_t) is refused with :class:`strategies.valid.NoRecipe` and the
+reason (:func:`block_scaled_refusal`): the graph IR has no block-scaled tensors.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I8, I32_MIN, DType
+from conformance.spec import TypeSupport
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_conv import (
@@ -46,7 +54,13 @@ from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
-from strategies.recipes.conv_geometry import conv_geometry, kernel_channels_cap
+from strategies.recipes.conv_geometry import (
+    conv_geometry,
+    fc_sizes,
+    kernel_channels_cap,
+    least_side,
+    matmul_sizes,
+)
 from strategies.recipes.conv_specials import finite_where_skipped, zero_weight_for_specials
 from strategies.recipes.data_sets import (
     DotAim,
@@ -54,11 +68,10 @@ from strategies.recipes.data_sets import (
     dot_aim,
     least_outputs,
     local_bound,
-    near,
     place_specials,
-    unit,
     zero_point,
 )
+from strategies.valid import NoRecipe, unbuildable_reason
 from strategies.values import ValueRange
 
 CONVS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")  # forward convolutions
@@ -70,6 +83,25 @@ ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 SPECIAL_CHANNELS = 8
 _THREE = st.integers(0, 2)
 _FOUR = st.integers(0, 3)
+
+
+def block_scaled_refusal(mode: TypeSupport) -> str | None:
+    """Why no case of ``mode`` can be drawn yet, or None (strategies.valid's
+    ``unbuildable_reason``: a block-scaled type, which the graph IR cannot hold)."""
+    why = unbuildable_reason(mode)
+    return None if why is None else f"{mode.operator} [{mode.mode}]: {why}"
+
+
+def refuse_block_scaled(rc: RecipeContext) -> None:
+    """Raise NoRecipe, with the reason, for a mode no case can be drawn of."""
+    reason = block_scaled_refusal(rc.mode)
+    if reason is not None:
+        raise NoRecipe(reason)
+
+
+def drawable(rc: RecipeContext) -> bool:
+    """A breaker's ``applies``: the mode's valid cases can be drawn."""
+    return block_scaled_refusal(rc.mode) is None
 
 
 # -- values --------------------------------------------------------------------------------
@@ -185,6 +217,7 @@ def _float_values(
     operands: Sequence[Operand],
     data_peak: bool,
     channels: int,
+    channel_axis: int,
 ) -> dict[str, np.ndarray]:
     """Free values (S = -1): small values, the unit range (sums stay well inside), or
     the whole finite range (products overflow to inf: still valid), with every
@@ -192,11 +225,16 @@ def _float_values(
     SPECIAL_CHANNELS output channels or more.  Where the rule takes the data's
     largest magnitude for every output (``data_peak``: local_bound false), the data
     gets only the specials that cannot raise it (+-0, subnormals, the smallest
-    normals, NaN): an infinity there would leave no output with an accuracy limit."""
+    normals, NaN): an infinity there would leave no output with an accuracy limit.
+    The whole range is the data's, or an operand's own where that is narrower (a
+    mixed-precision mode's fp8 weights against fp32 data)."""
     top = operands[0].dtype.fp.normal_max
-    regimes = [None, None, ValueRange(-1.0, 1.0), ValueRange(-top, top)]
-    r = regimes[draw(_FOUR, label="value regime")]
-    out = {o.name: rc.values(draw, o.dtype, o.shape, r, label=o.name) for o in operands}
+    kind = draw(_FOUR, label="value regime")
+    out = {}
+    for o in operands:
+        peak = min(top, o.dtype.fp.normal_max)
+        r = [None, None, ValueRange(-1.0, 1.0), ValueRange(-peak, peak)][kind]
+        out[o.name] = rc.values(draw, o.dtype, o.shape, r, label=o.name)
     data, weight = operands[0], operands[1]
     out[data.name] = place_specials(
         draw, data.dtype, out[data.name], data.name, peak_safe=data_peak
@@ -204,11 +242,11 @@ def _float_values(
     out[weight.name] = place_specials(
         draw, weight.dtype, out[weight.name], weight.name, peak_safe=channels < SPECIAL_CHANNELS
     )
-    zero_weight_for_specials(out, data.name, weight.name)
+    zero_weight_for_specials(out, data.name, weight.name, channel_axis)
     return out
 
 
-def _values(
+def dot_values(
     draw: st.DrawFn,
     rc: RecipeContext,
     s: int,
@@ -218,8 +256,11 @@ def _values(
     *,
     data_peak: bool = False,
     channels: int = 1,
+    channel_axis: int = 0,
 ) -> dict[str, np.ndarray]:
-    """Inputs of data set ``s``: Appendix A's, free floats, or integers that fit."""
+    """Inputs of data set ``s``: Appendix A's, free floats, or integers that fit.
+    ``channel_axis`` is the weight's axis of output channels (columns), one of which
+    meets the data's special values through zero weights."""
     x, w = operands[0], operands[1]
     if s >= 0:
         return dataset_inputs(
@@ -231,12 +272,12 @@ def _values(
             out_dtype=rc.dtype("out_t"),
         )
     if x.dtype.is_float:
-        return _float_values(draw, rc, operands, data_peak, channels)
+        return _float_values(draw, rc, operands, data_peak, channels, channel_axis)
     bias = operands[2] if len(operands) > 2 else None
     return _int_values(draw, rc, x, w, bias, ks, acc)
 
 
-def _tensors(
+def dot_tensors(
     draw: st.DrawFn, operands: Sequence[Operand], values: dict[str, np.ndarray], const_from: int
 ) -> list[TensorDraw]:
     """TensorDraws in argument order; weights and bias (``operands[const_from:]``) are
@@ -248,7 +289,7 @@ def _tensors(
     ]
 
 
-def _aim(draw: st.DrawFn, rc: RecipeContext, dt: DType, ks_cap: int) -> DotAim:
+def dot_aim_for(draw: st.DrawFn, rc: RecipeContext, dt: DType, ks_cap: int) -> DotAim:
     return dot_aim(draw, rc, dt.is_float, ks_cap)
 
 
@@ -257,11 +298,13 @@ def _aim(draw: st.DrawFn, rc: RecipeContext, dt: DType, ks_cap: int) -> DotAim:
 
 @recipe(*ACC_OPS)
 def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
-    in_t, w_t, out_t, acc = (rc.dtype(v) for v in ("in_t", "weight_t", "out_t", "acc_t"))
+    refuse_block_scaled(rc)
+    in_t, w_t = rc.arg_dtype("input"), rc.arg_dtype("weight")
+    out_t, acc = rc.dtype("out_t"), rc.dtype("acc_t")
     rank = 3 if rc.name == "CONV3D" else 2
     s = data_set(draw, rc, in_t)
     ks_cap = kernel_channels_cap(rc, least_outputs(rc, in_t.is_float))
-    g = conv_geometry(draw, rc, rank, _aim(draw, rc, in_t, ks_cap))
+    g = conv_geometry(draw, rc, rank, dot_aim_for(draw, rc, in_t, ks_cap))
     kernel = tuple(a.kernel for a in g.axes)
     sizes_in = tuple(a.size_in for a in g.axes)
     sizes_out = tuple(a.size_out for a in g.axes)
@@ -284,7 +327,7 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     lb = local_bound(draw, rc)
     if lb is not None:  # absent: the default, false
         attributes["local_bound"] = lb
-    values = _values(draw, rc, s, [x, w, bias], ks, acc, data_peak=not lb, channels=oc)
+    values = dot_values(draw, rc, s, [x, w, bias], ks, acc, data_peak=not lb, channels=oc)
     if extra_multiplies_allowed(rc.spec.revision):
         finite_where_skipped(values, rc.name, g.axes, "weight")
     if rc.name == "TRANSPOSE_CONV2D":
@@ -299,7 +342,7 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     attributes["input_zp"] = x.zp
     attributes["weight_zp"] = w.zp
     return rc.spec_of(
-        _tensors(draw, [x, w, bias], values, 1),
+        dot_tensors(draw, [x, w, bias], values, 1),
         [TensorDraw("output", (g.n, *sizes_out, oc), out_t)],
         attributes=attributes,
         data_set=s,
@@ -309,42 +352,14 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 # -- FULLY_CONNECTED -------------------------------------------------------------------------
 
 
-def _fc_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int]:
-    """(N, IC, OC): input N*IC, weight OC*IC and output N*OC within the budget, N*OC
-    at least aim.outputs; IC is KS."""
-    budget = rc.budget.max_elements
-    room = budget // _least_side(aim.outputs)
-    ic = max(1, min(aim.ks_goal, room))
-    room = max(1, budget // ic)  # N and OC each
-    # N takes up to a third of the outputs' factors (batches are small), OC the rest.
-    share = unit(draw, "N's share of the outputs") / 3
-    n_lo = -(-aim.outputs // room)
-    n_hi = rc.batch_cap(min(room, aim.outputs_cap // 2))
-    n = min(n_hi, near(draw, n_lo, n_hi, aim.outputs_goal**share, "N"))
-    oc_lo = -(-aim.outputs // n)
-    oc_hi = max(oc_lo, min(room, aim.outputs_cap // n))
-    oc = near(draw, oc_lo, oc_hi, aim.outputs_goal / n, "OC")
-    if aim.inputs:  # "large": a bigger batch, then longer rows, as far as the budget allows
-        n = max(n, min(room, aim.outputs_cap // oc, -(-(aim.inputs - oc * ic - oc) // ic)))
-        n = rc.batch_cap(n)
-        ic = max(ic, min(budget // max(n, oc), -(-(aim.inputs - oc) // (n + oc))))
-    return n, ic, oc
-
-
-def _least_side(outputs: int) -> int:
-    """The smaller side of the squarest pair of sizes with ``outputs`` as product."""
-    side = math.isqrt(outputs)
-    return side + (side * side < outputs)
-
-
 @recipe("FULLY_CONNECTED")
 def fully_connected(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, w_t, out_t = (rc.dtype(v) for v in ("in_t", "weight_t", "out_t"))
     s = data_set(draw, rc, in_t)
-    aim = _aim(
-        draw, rc, in_t, rc.budget.max_elements // _least_side(least_outputs(rc, in_t.is_float))
+    aim = dot_aim_for(
+        draw, rc, in_t, rc.budget.max_elements // least_side(least_outputs(rc, in_t.is_float))
     )
-    n, ic, oc = _fc_sizes(draw, rc, aim)
+    n, ic, oc = fc_sizes(draw, rc, aim)
     # An edge case keeps a bias per channel: one element cannot hold every special value.
     broadcast = draw(st.booleans(), label="bias broadcast") and rc.target != "edge"
     bc = 1 if broadcast else oc
@@ -352,9 +367,9 @@ def fully_connected(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     w = Operand("weight", (oc, ic), w_t, zero_point(draw, rc, w_t, "weight_zp"))
     bias = Operand("bias", (bc,), out_t)
     # FULLY_CONNECTED accumulates in out_t: its modes name no acc_t.
-    values = _values(draw, rc, s, [x, w, bias], ic, out_t, channels=oc)
+    values = dot_values(draw, rc, s, [x, w, bias], ic, out_t, channels=oc)
     return rc.spec_of(
-        _tensors(draw, [x, w, bias], values, 1),
+        dot_tensors(draw, [x, w, bias], values, 1),
         [TensorDraw("output", (n, oc), out_t)],
         attributes={"input_zp": x.zp, "weight_zp": w.zp},
         data_set=s,
@@ -364,66 +379,55 @@ def fully_connected(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 # -- MATMUL ----------------------------------------------------------------------------------
 
 
-def _matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int, int]:
-    """(N, H, C, W): A N*H*C, B N*C*W and the output N*H*W within the budget, N*H*W
-    at least aim.outputs; C is KS."""
-    budget = rc.budget.max_elements
-    c = max(1, min(aim.ks_goal, budget // _least_side(aim.outputs)))
-    room = max(1, budget // c)  # N*H and N*W each
-    # N * (room // N)**2 >= outputs: the batch leaves H and W room for the outputs.
-    n_hi = max(1, min(room, room * room // max(1, aim.outputs)))
-    while n_hi > 1 and n_hi * (room // n_hi) ** 2 < aim.outputs:
-        n_hi -= 1
-    share = unit(draw, "N's share of the outputs") / 4
-    n_hi = rc.batch_cap(min(n_hi, max(4, rc.budget.max_dim)))
-    n = near(draw, 1, n_hi, aim.outputs_goal**share, "N")
-    side = max(1, room // n)
-    h_lo = min(side, -(-aim.outputs // (n * side)))
-    h_hi = max(h_lo, min(side, aim.outputs_cap // (2 * n)))
-    h = near(draw, h_lo, h_hi, math.sqrt(aim.outputs_goal / n), "H")
-    w_lo = min(side, -(-aim.outputs // (n * h)))
-    w_hi = max(w_lo, min(side, aim.outputs_cap // (n * h)))
-    w = near(draw, w_lo, w_hi, aim.outputs_goal / (n * h), "W")
-    if aim.inputs:  # "large": a bigger batch, as far as the budget allows
-        n_cap = min(budget // (h * c), budget // (c * w), aim.outputs_cap // (h * w))
-        n = rc.batch_cap(max(n, min(n_cap, -(-aim.inputs // (c * (h + w))))))
-        c = max(c, min(budget // (n * max(h, w)), -(-aim.inputs // (n * (h + w)))))
-    return n, h, c, w
-
-
-@recipe("MATMUL")
-def matmul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
-    in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
-    s = data_set(draw, rc, in_t)
-    aim = _aim(
-        draw, rc, in_t, rc.budget.max_elements // _least_side(least_outputs(rc, in_t.is_float))
+def matmul_case(draw: st.DrawFn, rc: RecipeContext, *, transposed: bool) -> CaseSpec:
+    """A MATMUL case (B [N, C, W]), or a MATMUL_T one (B [D, W, C], D = N or, drawn,
+    1: B broadcast); A and B each in their declared type (in_t, or 1.1's A_t and B_t)."""
+    refuse_block_scaled(rc)
+    a_t, b_t, out_t = rc.arg_dtype("A"), rc.arg_dtype("B"), rc.dtype("out_t")
+    s = data_set(draw, rc, a_t)
+    aim = dot_aim_for(
+        draw, rc, a_t, rc.budget.max_elements // least_side(least_outputs(rc, a_t.is_float))
     )
-    n, h, c, w = _matmul_sizes(draw, rc, aim)
-    a = Operand("A", (n, h, c), in_t, zero_point(draw, rc, in_t, "A_zp"))
-    b = Operand("B", (n, c, w), in_t, zero_point(draw, rc, in_t, "B_zp"))
-    values = _values(draw, rc, s, [a, b], c, out_t, channels=w)
+    n, h, c, w = matmul_sizes(draw, rc, aim)
+    b_shape = (n, c, w)
+    if transposed:
+        d = 1 if n > 1 and draw(st.booleans(), label="B broadcast") else n
+        b_shape = (d, w, c)
+    a = Operand("A", (n, h, c), a_t, zero_point(draw, rc, a_t, "A_zp"))
+    b = Operand("B", b_shape, b_t, zero_point(draw, rc, b_t, "B_zp"))
+    # MATMUL_T's columns are B's axis 1 ([D, W, C]); MATMUL's B has C as axis 1.
+    values = dot_values(
+        draw, rc, s, [a, b], c, out_t, channels=w, channel_axis=1 if transposed else 0
+    )
     return rc.spec_of(
-        _tensors(draw, [a, b], values, 1),
+        dot_tensors(draw, [a, b], values, 1),
         [TensorDraw("output", (n, h, w), out_t)],
         attributes={"A_zp": a.zp, "B_zp": b.zp},
         data_set=s,
     )
 
 
+@recipe("MATMUL")
+def matmul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    return matmul_case(draw, rc, transposed=False)
+
+
 # -- breakers: types and zero points ---------------------------------------------------------
 
 
-@breaks(*ACC_OPS, clause=TYPE_CLAUSE)
+@breaks(*ACC_OPS, clause=TYPE_CLAUSE, applies=drawable)
 def acc_type_unsupported(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An acc_type no mode pairs with these tensor types (i8 with FP32, fp32 with FP16,
-    ...), or an enumeration value that names no accumulator."""
+    ...), or an enumeration value that names no accumulator (INT8; BF16 where no mode
+    of these types accumulates in it: every mode before TOSA 1.1)."""
     ts = {v: rc.dtype(v) for v in ("in_t", "weight_t", "out_t")}
     allowed = {
         m.dtype("acc_t") for m in rc.op_spec.modes if all(m.dtype(v) is dt for v, dt in ts.items())
     }
-    others = sorted(name for name, acc in ACC_TYPES.items() if acc not in allowed)
+    others = sorted(n for n, acc in ACC_TYPES.items() if acc not in allowed and n != "BF16")
+    names = [*others, "INT8", *(["BF16"] if ACC_TYPES["BF16"] not in allowed else [])]
     out = broken(spec, TYPE_CLAUSE)
-    out.attributes["acc_type"] = draw(st.sampled_from([*others, "INT8", "BF16"]), label="acc_type")
+    out.attributes["acc_type"] = draw(st.sampled_from(names), label="acc_type")
     return out
 
 
@@ -459,7 +463,8 @@ MATMUL_ZP = MATMUL_ZP_CLAUSE
 
 
 def _matmul_zp_attributes(rc: RecipeContext) -> bool:
-    return rc.dtype("in_t") is not I8 and not zero_point_is_input(rc.op_spec, "A_zp")
+    """The draft's zero-point attributes (its A and B are both in_t)."""
+    return not zero_point_is_input(rc.op_spec, "A_zp") and rc.dtype("in_t") is not I8
 
 
 @breaks("MATMUL", clause=MATMUL_ZP, applies=_matmul_zp_attributes)
@@ -491,7 +496,7 @@ def _below_breaker(ops: Sequence[str], attribute: str, clause: str, high: int) -
     """Some element of ``attribute`` at most ``high`` (negative pads, strides or
     dilations below 1); the checks before it still hold."""
 
-    @breaks(*ops, clause=clause)
+    @breaks(*ops, clause=clause, applies=drawable)
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         out = broken(spec, clause)
         vals = _attr(spec, attribute)
@@ -521,7 +526,7 @@ def _spatial(spec: CaseSpec) -> int:
     return len(spec.inputs[0].shape) - 2
 
 
-@breaks(*ACC_OPS, clause=ATTRIBUTES_CLAUSE)
+@breaks(*ACC_OPS, clause=ATTRIBUTES_CLAUSE, applies=drawable)
 def attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """pad (out_pad), stride or dilation with one element too many or too few."""
     out = broken(spec, ATTRIBUTES_CLAUSE)
@@ -551,7 +556,7 @@ def _kernel(spec: CaseSpec) -> list[int]:
     return list(w[:-2] if spec.operator == "DEPTHWISE_CONV2D" else w[1:-1])
 
 
-@breaks(*CONVS, clause=IDIV_CLAUSE)
+@breaks(*CONVS, clause=IDIV_CLAUSE, applies=drawable)
 def idiv_remainder(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """On one axis, a stride of 2 or more that does not divide the padded extent: the
     stride kept (or raised from 1), the input grown by less than a stride if needed.
@@ -584,7 +589,7 @@ def _resize_output(draw: st.DrawFn, out: CaseSpec, dim: int) -> None:
 
 
 def _size_breaker(ops: Sequence[str], dim: int, clause: str) -> None:
-    @breaks(*ops, clause=clause)
+    @breaks(*ops, clause=clause, applies=drawable)
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         out = broken(spec, clause)
         _resize_output(draw, out, dim)
@@ -606,7 +611,7 @@ def _out_pad_breaker(first: int, kernel_dim: int, clause: str) -> None:
     """out_pad element ``first`` or ``first + 1`` at most -K (K = weight dimension
     ``kernel_dim``); the top/bottom pair is checked first and stays valid."""
 
-    @breaks("TRANSPOSE_CONV2D", clause=clause)
+    @breaks("TRANSPOSE_CONV2D", clause=clause, applies=drawable)
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         out = broken(spec, clause)
         pads = _attr(spec, "out_pad")
@@ -627,7 +632,7 @@ _out_pad_breaker(2, 2, OUT_PAD_X_CLAUSE)
 
 
 def _bias_breaker(ops: Sequence[str], clause: str) -> None:
-    @breaks(*ops, clause=clause)
+    @breaks(*ops, clause=clause, applies=drawable)
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
         """A bias of neither the output channel count nor 1."""
         out = broken(spec, clause)
@@ -651,10 +656,11 @@ _SHARED_DIMS: dict[str, list[tuple[int, int]]] = {
     "DEPTHWISE_CONV2D": [(2, 3)],
     "FULLY_CONNECTED": [(1, 1)],
     "MATMUL": [(1, 2), (0, 0)],
+    "MATMUL_T": [(2, 2)],  # B [D, W, C]; D is MATMUL_T's own rule (matmul_t.b_batches)
 }
 
 
-@breaks(*_SHARED_DIMS, clause=INPUTS_CLAUSE)
+@breaks(*_SHARED_DIMS, clause=INPUTS_CLAUSE, applies=drawable)
 def inputs_disagree(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """The weight's (B's) channels or batch not the input's, a bias of rank 2, or an
     input of another rank."""
@@ -675,7 +681,7 @@ def inputs_disagree(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseS
     return out
 
 
-@breaks(*ACC_OPS, clause=OUTPUTS_CLAUSE)
+@breaks(*ACC_OPS, clause=OUTPUTS_CLAUSE, applies=drawable)
 def output_disagrees(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An output whose N or channel count is not the inputs', or of another rank (the
     generic breaker leaves these operators alone: OH and OW tie to no input)."""

@@ -19,23 +19,17 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I32_MAX, I32_MIN, DType
-from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
 from reference.ops.reduction import AXIS_CLAUSE
-from reference.ops.tensor_conv import STRIDE_CLAUSE, zero_point_is_input
+from reference.ops.tensor_conv import zero_point_is_input
 from reference.ops.tensor_pool_fft import (
     ACC_TYPES,
     ARGMAX_SHAPE_CLAUSE,
     FFT_HEIGHT_CLAUSE,
     FFT_WIDTH_CLAUSE,
     INPUT_ZP_CLAUSE,
-    KERNEL_CLAUSE,
-    PAD_NEGATIVE_CLAUSE,
-    POOL_OH_CLAUSE,
-    POOL_OW_CLAUSE,
-    POOL_PAD_X_CLAUSE,
-    POOL_PAD_Y_CLAUSE,
 )
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
@@ -54,7 +48,9 @@ from strategies.recipes.pool_geometry import (
     avg_pool_geometry,
     pool_attributes,
     pool_geometry,
+    register_window_breakers,
     window_cap,
+    window_parameter,
 )
 from strategies.shapes import shapes
 from strategies.values import ValueRange, float_regime
@@ -315,147 +311,9 @@ def avg_pool2d(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 
 # -- pooling breakers ------------------------------------------------------------------
 
-
-def _attr(spec: CaseSpec, name: str) -> list[int]:
-    return [int(v) for v in spec.attributes[name]]
-
-
-def _bad_value(draw: st.DrawFn, low: int, high: int, label: str) -> int:
-    """A value in [low, high], usually near the boundary the rule draws."""
-    near = st.integers(max(low, high - 3), high) if high - low > 3 else st.integers(low, high)
-    return draw(st.one_of(near, st.integers(low, high)), label=label)
-
-
-def _below_one(attribute: str, clause: str) -> None:
-    @breaks(*POOLS, clause=clause)
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        out = broken(spec, clause)
-        vals = _attr(spec, attribute)
-        i = draw(st.integers(0, 1), label=f"{attribute} element")
-        vals[i] = _bad_value(draw, I32_MIN, 0, f"{attribute} below 1")
-        out.attributes[attribute] = tuple(vals)
-        return out
-
-    fn.__name__ = f"{attribute}_below_one"
-
-
-_below_one("kernel", KERNEL_CLAUSE)
-_below_one("stride", STRIDE_CLAUSE)
-
-PAD_NEGATIVE = PAD_NEGATIVE_CLAUSE
-
-
-@breaks(*POOLS, clause=PAD_NEGATIVE)
-def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    out = broken(spec, PAD_NEGATIVE)
-    pad = _attr(spec, "pad")
-    i = draw(st.integers(0, 3), label="pad element")
-    pad[i] = _bad_value(draw, I32_MIN, -1, "negative pad")
-    out.attributes["pad"] = tuple(pad)
-    return out
-
-
-def _pad_not_below_kernel(pads: tuple[int, int], k: int, clause: str) -> None:
-    @breaks(*POOLS, clause=clause)
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """A pad of the kernel size or a little more (the level keeps pads within
-        MAX_KERNEL, beyond which the case would be a level case instead)."""
-        out = broken(spec, clause)
-        pad = _attr(spec, "pad")
-        kernel = _attr(spec, "kernel")[k]
-        i = draw(st.sampled_from(pads), label="pad element")
-        top = min(rc.level["MAX_KERNEL"], kernel + 3)
-        pad[i] = draw(st.integers(kernel, max(kernel, top)), label="pad at least the kernel")
-        out.attributes["pad"] = tuple(pad)
-        return out
-
-    fn.__name__ = f"pad_not_below_kernel_{k}"
-
-
-# pad = [top, bottom, left, right], kernel = [y, x]; the x rule is checked first.
-_pad_not_below_kernel((2, 3), 1, POOL_PAD_X_CLAUSE)
-_pad_not_below_kernel((0, 1), 0, POOL_PAD_Y_CLAUSE)
-
-IDIV_H = "input1 % input2 != 0 (idiv_check(IH + pad_top + pad_bottom - kernel_y, stride_y))"
-IDIV_W = "input1 % input2 != 0 (idiv_check(IW + pad_left + pad_right - kernel_x, stride_x))"
-OH_CLAUSE = POOL_OH_CLAUSE
-OW_CLAUSE = POOL_OW_CLAUSE
-
-
-def _idiv_breaker(axis: int, clause: str) -> None:
-    """axis 0: y (IH, pads 0 and 1), 1: x (IW, pads 2 and 3)."""
-
-    @breaks(*POOLS, clause=clause)
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """A stride of 2 or more that does not divide the padded extent: the stride
-        kept (or raised from 1), the input grown by less than a stride if needed."""
-        out = broken(spec, clause)
-        stride = _attr(spec, "stride")
-        kernel = _attr(spec, "kernel")[axis]
-        pad = _attr(spec, "pad")
-        s = stride[axis] if stride[axis] >= 2 else draw(st.integers(2, 4), label="new stride")
-        stride[axis] = s
-        shape = list(spec.inputs[0].shape)
-        span = shape[1 + axis] + pad[2 * axis] + pad[2 * axis + 1] - kernel
-        if span % s == 0:
-            shape[1 + axis] += draw(st.integers(1, s - 1), label="input grown by")
-        out.attributes["stride"] = tuple(stride)
-        out.reshape_tensor("input", tuple(shape))
-        return out
-
-    fn.__name__ = f"idiv_breaker_{axis}"
-
-
-def _out_size_breaker(axis: int, clause: str) -> None:
-    @breaks(*POOLS, clause=clause)
-    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        """An output one to three larger or smaller (never below 1)."""
-        out = broken(spec, clause)
-        shape = list(spec.outputs[0].shape)
-        d = draw(st.integers(1, 3), label="output size off by")
-        if shape[1 + axis] > d and draw(st.booleans(), label="smaller"):
-            shape[1 + axis] -= d
-        else:
-            shape[1 + axis] += d
-        out.reshape_tensor("output", tuple(shape))
-        return out
-
-    fn.__name__ = f"out_size_breaker_{axis}"
-
-
-_idiv_breaker(0, IDIV_H)
-_idiv_breaker(1, IDIV_W)
-_out_size_breaker(0, OH_CLAUSE)
-_out_size_breaker(1, OW_CLAUSE)
-
-
-def _other_rank_4d(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """A rank-3 or rank-5 version of a 4D shape (same element count)."""
-    if draw(st.booleans(), label="rank 5 rather than 3"):
-        return (1, *shape)
-    return (shape[0] * shape[1], *shape[2:])
-
-
-@breaks(*POOLS, clause=INPUTS_CLAUSE)
-def pool_input_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    out = broken(spec, INPUTS_CLAUSE)
-    out.reshape_tensor("input", _other_rank_4d(draw, spec.inputs[0].shape))
-    return out
-
-
-@breaks(*POOLS, clause=OUTPUTS_CLAUSE)
-def pool_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """An output whose N or C is not the input's, or of rank 3 or 5."""
-    out = broken(spec, OUTPUTS_CLAUSE)
-    shape = list(spec.outputs[0].shape)
-    how = draw(st.sampled_from(["N", "C", "rank"]), label="output made wrong")
-    if how == "rank":
-        out.reshape_tensor("output", _other_rank_4d(draw, tuple(shape)))
-        return out
-    dim = 0 if how == "N" else 3
-    shape[dim] += draw(st.integers(1, 3), label="added to it")
-    out.reshape_tensor("output", tuple(shape))
-    return out
+# The window rules (kernel, stride, pad, the output size, the ranks): shared with the
+# _ADAPTIVE operators, whose kernel, stride and pad are shape_t inputs.
+register_window_breakers(*POOLS)
 
 
 @breaks(*POOLS, clause=ATTRIBUTES_CLAUSE)
@@ -463,7 +321,7 @@ def pool_attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) ->
     """kernel, stride or pad with one element too many or too few."""
     out = broken(spec, ATTRIBUTES_CLAUSE)
     name = draw(st.sampled_from(["kernel", "stride", "pad"]), label="attribute")
-    vals = _attr(spec, name)
+    vals = window_parameter(spec, name)
     if draw(st.booleans(), label="one more element"):
         vals.append(vals[-1])
     else:

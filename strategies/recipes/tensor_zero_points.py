@@ -1,5 +1,5 @@
-"""Breakers for the zero points of AVG_POOL2D, the convolutions and MATMUL where the
-revision passes them as [1] input tensors (TOSA 1.0).
+"""Breakers for the zero points of AVG_POOL2D, the convolutions, MATMUL and MATMUL_T
+where the revision passes them as [1] input tensors (TOSA 1.0 and 1.1).
 
 The recipes draw every zero point by argument name and ``CaseSpec.in_revision`` makes
 it a constant input there.  The draft's zero-point breakers (tensor_conv,
@@ -7,7 +7,8 @@ tensor_pool_fft) apply where the zero point is an attribute; these apply where i
 an input, and break:
 
 * the 'zero point only for i8' ERROR_IF, spelled as the revision writes it
-  (``reference.ops.tensor_conv.zero_point_clause``);
+  (``reference.ops.tensor_conv.zero_point_clause``; MATMUL's one rule for both zero
+  points, or 1.1's one per zero point, ``matmul_zero_point_rules``);
 * the argument declarations that replaced the draft's attribute check (an attribute
   value outside the type; a tensor of the type cannot hold one): a zero-point tensor
   that is not of shape [1], and one whose element type is not its type variable's.
@@ -24,28 +25,36 @@ from reference.arguments import INPUTS_CLAUSE
 from reference.ops.tensor_conv import (
     MATMUL_ZP_INPUT_CLAUSE,
     input_zero_point_clause,
+    matmul_zero_point_rules,
     zero_point_is_input,
+    zero_point_type_var,
 )
 from strategies.case import CaseSpec, TensorDraw, converted
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext
+from strategies.recipes.tensor_conv import drawable
 
-# Each operator's zero points and the type variable each one has.
-ZERO_POINTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "AVG_POOL2D": (("input_zp", "in_out_t"), ("output_zp", "in_out_t")),
-    "CONV2D": (("input_zp", "in_t"), ("weight_zp", "weight_t")),
-    "CONV3D": (("input_zp", "in_t"), ("weight_zp", "weight_t")),
-    "DEPTHWISE_CONV2D": (("input_zp", "in_t"), ("weight_zp", "weight_t")),
-    "TRANSPOSE_CONV2D": (("input_zp", "in_t"), ("weight_zp", "weight_t")),
-    "MATMUL": (("A_zp", "in_t"), ("B_zp", "in_t")),
+# Each operator's zero points.  The type each one's rule tests is read from the
+# declarations (reference.ops.tensor_conv.zero_point_type_var: its operand's element
+# type); the type of the zero-point tensor itself is its own declaration's (in_t up to
+# TOSA 1.0, 1.1's in_zp_t / A_zp_t).
+ZERO_POINTS: dict[str, tuple[str, ...]] = {
+    "AVG_POOL2D": ("input_zp", "output_zp"),
+    "CONV2D": ("input_zp", "weight_zp"),
+    "CONV3D": ("input_zp", "weight_zp"),
+    "DEPTHWISE_CONV2D": ("input_zp", "weight_zp"),
+    "TRANSPOSE_CONV2D": ("input_zp", "weight_zp"),
+    "MATMUL": ("A_zp", "B_zp"),
+    "MATMUL_T": ("A_zp", "B_zp"),
 }
 _RETYPES = (dtypes.I8, dtypes.I16, dtypes.I32, dtypes.FP16, dtypes.BF16, dtypes.FP32)
+_MATMULS = ("MATMUL", "MATMUL_T")
 
 
 def _inputs(rc: RecipeContext) -> bool:
-    """The operator takes its zero points as input tensors."""
+    """The operator takes its zero points as input tensors, and its cases can be drawn."""
     zps = ZERO_POINTS.get(rc.name, ())
-    return bool(zps) and all(zero_point_is_input(rc.op_spec, n) for n, _ in zps)
+    return bool(zps) and all(zero_point_is_input(rc.op_spec, n) for n in zps) and drawable(rc)
 
 
 def _nonzero(draw: st.DrawFn, dt: DType, label: str) -> int | float:
@@ -57,17 +66,22 @@ def _nonzero(draw: st.DrawFn, dt: DType, label: str) -> int | float:
 
 
 def _only_i8_breaker(op: str, name: str, type_var: str, first: str | None) -> None:
-    """``name`` non-zero where its type is not i8; a zero point checked before it
+    """``name`` non-zero where its operand's type (``type_var``, as every revision
+    declares it for these operators) is not i8; a zero point checked before it
     (``first``) stays 0."""
 
     def applies(rc: RecipeContext) -> bool:
-        return _inputs(rc) and rc.dtype(type_var) is not I8
+        return (
+            _inputs(rc)
+            and zero_point_type_var(rc.op_spec, name) == type_var
+            and rc.dtype(type_var) is not I8
+        )
 
     clause = input_zero_point_clause(name, type_var)
 
     @breaks(op, clause=clause, applies=applies)
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-        dt = rc.dtype(type_var)
+        dt = rc.arg_dtype(name)
         out = broken(spec, clause)
         out.attributes[name] = _nonzero(draw, dt, name)
         if first is not None:
@@ -77,26 +91,41 @@ def _only_i8_breaker(op: str, name: str, type_var: str, first: str | None) -> No
     fn.__name__ = f"{op.lower()}_{name}_tensor_not_i8"
 
 
-for _op in ("AVG_POOL2D", "CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"):
-    (_a, _ta), (_b, _tb) = ZERO_POINTS[_op]
-    _only_i8_breaker(_op, _a, _ta, None)
-    _only_i8_breaker(_op, _b, _tb, _a if _op == "AVG_POOL2D" else None)
+_TYPE_VARS = {"input_zp": "in_t", "weight_zp": "weight_t"}
+for _op in ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"):
+    for _zp in ZERO_POINTS[_op]:
+        _only_i8_breaker(_op, _zp, _TYPE_VARS[_zp], None)
+_only_i8_breaker("AVG_POOL2D", "input_zp", "in_out_t", None)
+_only_i8_breaker("AVG_POOL2D", "output_zp", "in_out_t", "input_zp")
 
 
-@breaks(
-    "MATMUL",
-    clause=MATMUL_ZP_INPUT_CLAUSE,
-    applies=lambda rc: _inputs(rc) and rc.dtype("in_t") is not I8,
-)
-def matmul_zero_point_tensor(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A_zp, B_zp or both non-zero where in_t is not i8 (1.0.2 prints the rule without
-    its '!': reference.ops.tensor_conv reads it as meant)."""
-    out = broken(spec, MATMUL_ZP_INPUT_CLAUSE)
-    dt = rc.dtype("in_t")
-    which = draw(st.sampled_from([("A_zp",), ("B_zp",), ("A_zp", "B_zp")]), label="zero points")
-    for name in which:
-        out.attributes[name] = _nonzero(draw, dt, name)
-    return out
+def _matmul_rule_breaker(op: str, zps: tuple[str, ...], type_var: str, clause: str) -> None:
+    """MATMUL's (MATMUL_T's) zero-point rule ``clause`` broken where the revision has
+    it (matmul_zero_point_rules): one rule for both zero points where A and B share
+    in_t (TOSA 1.0; 1.0.2 prints it without its '!', read as meant), one per zero point
+    where each has its own type (TOSA 1.1's A_t, B_t).  A rule checked before it
+    holds already: the valid case gives A_zp 0 unless A_t is i8."""
+
+    def applies(rc: RecipeContext) -> bool:
+        rules = matmul_zero_point_rules(rc.op_spec)
+        return _inputs(rc) and clause in {c for *_, c in rules} and rc.dtype(type_var) is not I8
+
+    @breaks(op, clause=clause, applies=applies)
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        out = broken(spec, clause)
+        which = [zps] if len(zps) == 1 else [("A_zp",), ("B_zp",), ("A_zp", "B_zp")]
+        for name in draw(st.sampled_from(which), label="zero points"):
+            out.attributes[name] = _nonzero(draw, rc.arg_dtype(name), name)
+        return out
+
+    one = len(zps) == 1
+    fn.__name__ = f"{op.lower()}_{zps[0]}_tensor_not_i8" if one else "matmul_zero_point_tensor"
+
+
+_matmul_rule_breaker("MATMUL", ("A_zp", "B_zp"), "in_t", MATMUL_ZP_INPUT_CLAUSE)
+for _op in _MATMULS:
+    for _zp, _var in (("A_zp", "A_t"), ("B_zp", "B_t")):
+        _matmul_rule_breaker(_op, (_zp,), _var, input_zero_point_clause(_zp, _var))
 
 
 def _as_tensor(spec: CaseSpec, name: str, shape: tuple[int, ...], dt: DType) -> None:
@@ -112,19 +141,20 @@ def zero_point_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     """A zero-point tensor that is not [1]: two or three elements, or rank 2 (the
     argument declares shape [1], rank 1)."""
     out = broken(spec, INPUTS_CLAUSE)
-    name, type_var = draw(st.sampled_from(ZERO_POINTS[rc.name]), label="zero point")
+    name = draw(st.sampled_from(ZERO_POINTS[rc.name]), label="zero point")
     shape = draw(st.sampled_from([(2,), (3,), (1, 1)]), label="zero point shape")
-    _as_tensor(out, name, shape, rc.dtype(type_var))
+    _as_tensor(out, name, shape, rc.arg_dtype(name))
     return out
 
 
 @breaks(*ZERO_POINTS, clause=TYPE_CLAUSE, applies=_inputs)
 def zero_point_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
-    """A zero-point tensor of another element type than its type variable, which the
-    data operand has already bound (an i16 input_zp for an i8 input, ...)."""
+    """A zero-point tensor of another element type than its declaration binds (its
+    operand's type, or 1.1's in_zp_t / A_zp_t, which the mode ties to it): an i16
+    input_zp for an i8 input, ..."""
     out = broken(spec, TYPE_CLAUSE)
-    name, type_var = draw(st.sampled_from(ZERO_POINTS[rc.name]), label="zero point")
-    bound = rc.dtype(type_var)
+    name = draw(st.sampled_from(ZERO_POINTS[rc.name]), label="zero point")
+    bound = rc.arg_dtype(name)
     other = draw(st.sampled_from([t for t in _RETYPES if t is not bound]), label="zp type")
     _as_tensor(out, name, (1,), other)
     return out

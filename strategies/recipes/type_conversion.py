@@ -1,6 +1,8 @@
 """Recipe for CAST (RESCALE's recipe and breakers are in type_conversion_rescale).
 
-CAST has no ERROR_IF of its own (the two generic breakers cover it); its recipe is
+CAST had no ERROR_IF of its own up to TOSA 1.0 (the two generic breakers cover it);
+1.1 adds ERROR_IF(input_unsigned && !is_integer<in_t>()) and the unsigned reading of an
+integer input, drawn where the revision's format can write it.  Its recipe is
 about values: every special value the input type has (NaN kept out of float -> integer
 casts only, where the result is unpredictable; infinities saturate), ties between two
 neighbours of the output type and values just off them, values that overflow or
@@ -20,8 +22,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import DType
+from reference.ops.type_conversion import (
+    INPUT_UNSIGNED_CLAUSE,
+    declares_input_unsigned,
+    is_integer,
+)
 from strategies.case import CaseSpec, TensorDraw
+from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.common import drawn_bool
 from strategies.shapes import shapes
 from strategies.tie_values import float_midpoints
 from strategies.ties import cast_rounds, ulp
@@ -47,11 +56,16 @@ def _edges(in_t: DType, out_t: DType) -> list[float]:
 
 
 def _in_range(values: np.ndarray, dt: DType) -> np.ndarray:
-    """fp64 values as ``dt`` holds them (integers clipped, floats rounded)."""
+    """fp64 values as ``dt`` holds them (integers clipped, floats rounded); integer
+    values (Python ints) are taken exactly, as i64's ends are not floats."""
     if dt.is_float:
         with np.errstate(over="ignore"):
             return values.astype(dt.storage)
-    return np.clip(np.round(values), *dt.int_range).astype(dt.storage)
+    lo, hi = dt.int_range
+    if values.dtype.kind == "f" and dt.bits >= 64:
+        # float64 reaches 2**63, one past i64: its largest value below is the top.
+        return np.clip(np.round(values), lo, float(np.nextafter(2.0**63, 0))).astype(dt.storage)
+    return np.clip(np.round(values), lo, hi).astype(dt.storage)
 
 
 def _signed(rng: np.random.Generator, mags: np.ndarray) -> np.ndarray:
@@ -135,7 +149,8 @@ def _cast_values(draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]) -> 
     else:
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="values seed"))
         flat = _bulk(rng, regime, in_t, out_t, size)
-    pool = [float(v) for v in special_values(in_t)] + _edges(in_t, out_t)
+    # An integer input's special values stay integers (i64's ends are not floats).
+    pool = [v if in_t.is_int else float(v) for v in special_values(in_t)] + _edges(in_t, out_t)
     if rc.target == "edge":
         # rc.values put the input type's special values first; the output type's
         # edges (overflow, underflow, saturation) follow them.
@@ -156,12 +171,32 @@ def _cast_values(draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]) -> 
         )
         for pos, v in picks:
             flat[pos] = _in_range(np.array([v]), in_t)[0]
-    if in_t.is_float and not out_t.is_float:
+    if in_t.is_float and out_t.is_int:
         # A NaN converted to an integer is unpredictable: an infinity (which saturates)
-        # takes its place.
+        # takes its place.  (To bool, 1.1's fp32 to bool, NaN != 0 is true.)
         f = flat.astype(np.float64)
         flat = np.where(np.isnan(f), np.inf, f).astype(in_t.storage)
     return flat.reshape(shape)
+
+
+def format_writes(rc: RecipeContext, attribute: str) -> bool:
+    """Whether the revision's flatbuffer format has a field for the operator's
+    ``attribute`` (TOSA 1.1's CAST input_unsigned has none in the schema tosa-tools
+    ships: only its default, false, can be written, by leaving it out)."""
+    from vectors.layout_1_0 import layout_for
+
+    layout = layout_for(rc.spec.revision)
+    return layout is None or any(f.name == attribute for f in layout.attribute_fields(rc.name))
+
+
+def _input_unsigned(draw: st.DrawFn, rc: RecipeContext) -> dict[str, object]:
+    """``{"input_unsigned": ...}`` where CAST declares it (TOSA 1.1): true only for an
+    integer input (the ERROR_IF) and where the format can write it; else false."""
+    if not declares_input_unsigned(rc.op_spec):
+        return {}
+    allowed = is_integer(rc.dtype("in_t")) and format_writes(rc, "input_unsigned")
+    unsigned = drawn_bool(draw, rc, "input_unsigned", allowed=allowed)
+    return {"input_unsigned": True} if unsigned else {}  # false is its absence
 
 
 @recipe("CAST")
@@ -169,4 +204,19 @@ def cast(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     lo, hi = rc.rank_range("input")
     shape = draw(shapes(lo, hi, rc.budget, label="shape"))
     x = TensorDraw("input", shape, rc.dtype("in_t"), draw(_cast_values(rc, shape)))
-    return rc.spec_of([x], [TensorDraw("output", shape, rc.dtype("out_t"))])
+    attributes = _input_unsigned(draw, rc)
+    out = [TensorDraw("output", shape, rc.dtype("out_t"))]
+    return rc.spec_of([x], out, attributes=attributes)
+
+
+@breaks(
+    "CAST",
+    clause=INPUT_UNSIGNED_CLAUSE,
+    applies=lambda rc: declares_input_unsigned(rc.op_spec) and not is_integer(rc.dtype("in_t")),
+    packable=lambda rc: format_writes(rc, "input_unsigned"),
+)
+def unsigned_non_integer(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """input_unsigned on a float or bool input, which only an integer can be read as."""
+    out = broken(spec, INPUT_UNSIGNED_CLAUSE)
+    out.attributes["input_unsigned"] = True
+    return out

@@ -203,3 +203,30 @@ def test_no_chains_writes_none(tmp_path: Path) -> None:
     assert len(folds) == 4 and all(n.startswith("RESHAPE_") for n in folds)
     assert len(some["vectors"]) == len(none["vectors"]) + len(names)
     assert verify_pack(tmp_path / "some") == []
+
+
+def test_a_worker_that_dies_is_one_line(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A crash in native code kills a worker process outright: generate says so in one
+    # line (which vector, what to do), not with the process pool's traceback.
+    import os
+    import signal
+
+    from conformance import generate
+
+    real = generate._run_job
+
+    def crashing(job, jc):  # type: ignore[no-untyped-def]
+        if job.kind == "error":  # forked workers inherit the patched module
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(job, jc)
+
+    monkeypatch.setattr(generate, "_run_job", crashing)
+    out = tmp_path / "p"
+    code = main(["generate", "--profile", "BI", "--ops", "ABS", "--examples", "1",
+                 "--no-targeted", "--no-chains", "--jobs", "2", "-o", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "a generate worker died abruptly" in err and "--jobs 1" in err
+    assert not (out / "pack.json").exists()

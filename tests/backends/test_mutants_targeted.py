@@ -404,8 +404,15 @@ def defined_in(mutant: Mutant) -> str:
 
 # The mutants added beside the stronger packs name the spec rule they break; the
 # denormal ones (which name theirs too) have their own tests.
+# CAST_TO_BLOCK_SCALED's precision rule checks its two outputs together, which the
+# per-output check used here cannot state (reference/describe/block_scaled.py): its
+# mutants are killed in tests/strategies/test_recipes_block_scaled_1_1.py.
+PAIRED_OUTPUTS = frozenset({"CAST_TO_BLOCK_SCALED"})
 TARGETED = {
-    n for n in SPEC_RULES if defined_in(CATALOGUE[n]) != "conformance.backends.mutants.denormals"
+    n
+    for n in SPEC_RULES
+    if defined_in(CATALOGUE[n]) != "conformance.backends.mutants.denormals"
+    and not set(CATALOGUE[n].operators) <= PAIRED_OUTPUTS
 }
 
 

@@ -82,7 +82,12 @@ def test_accessors_answer_for_their_kind_and_raise_for_others(dt: dtypes.DType) 
             dt.normal_min,
             dt.normal_max,
         )
-        assert dt.finite_range == (-fmt.normal_max, fmt.normal_max)
+        lowest = -fmt.normal_max if dt.signed else fmt.normal_min
+        assert dt.finite_range == (lowest, fmt.normal_max)
+        with pytest.raises(TypeError, match=f"{dt.name} is not an integer type"):
+            _ = dt.int_range
+    elif dt.kind in ("fixed", "block"):
+        assert dt.finite_range == (float(dt.min), float(dt.max))
         with pytest.raises(TypeError, match=f"{dt.name} is not an integer type"):
             _ = dt.int_range
     else:
@@ -98,3 +103,46 @@ def test_int_range_by_hand() -> None:
     assert dtypes.BOOL.int_range == (0, 1)
     assert dtypes.FP16.fp.normal_max == 65504.0
     assert dtypes.FP8E4M3.fp.has_inf is False
+
+
+@pytest.mark.parametrize(
+    ("dt", "exp", "frac", "nmin", "nmax", "smallest", "has_nan"),
+    [
+        # TOSA 1.1 introduction, "Number formats" (OCP-MX): fp4e2m1 is +-6.0 with bias 1
+        # (normal 2**0 .. 1.5 * 2**2; subnormal 0.5); fp6e2m3 +-7.5 (1.875 * 2**2,
+        # subnormal 2**-3); fp6e3m2 +-28 (1.75 * 2**4, normal min 2**-2, subnormal 2**-4).
+        (dtypes.FP4E2M1, 2, 1, 1.0, 6.0, 0.5, False),
+        (dtypes.FP6E2M3, 2, 3, 1.0, 7.5, 0.125, False),
+        (dtypes.FP6E3M2, 3, 2, 0.25, 28.0, 0.0625, False),
+    ],
+)
+def test_microscaling_element_types(dt, exp, frac, nmin, nmax, smallest, has_nan) -> None:
+    assert (dt.exponent_bits, dt.normal_frac, dt.normal_min, dt.normal_max) == (
+        exp,
+        frac,
+        nmin,
+        nmax,
+    )
+    assert dt.has_nan is has_nan and dt.has_inf is False
+    info = ml_dtypes.finfo(dt.storage)
+    assert (float(info.max), float(info.smallest_subnormal)) == (nmax, smallest)
+
+
+def test_tosa_1_1_types_by_hand() -> None:
+    # fp8ue8m0: exponent only, 2**(e - 127); 0xFF is NaN and there is no zero.
+    codes = np.array([0, 127, 254, 255], np.uint8).view(dtypes.FP8UE8M0.storage)
+    values = codes.astype(np.float64)
+    assert list(values[:3]) == [2.0**-127, 1.0, 2.0**127] and np.isnan(values[3])
+    assert dtypes.FP8UE8M0.finite_range == (2.0**-127, 2.0**127)
+    # mxint8: raw -128 .. 127 with an implicit 1/64: -2 .. 1 + 63/64.
+    assert dtypes.MXINT8.finite_range == (-2.0, 127 / 64) and dtypes.MXINT8.frac_bits == 6
+    assert dtypes.I64.int_range == (-(2**63), 2**63 - 1)
+    assert dtypes.dtype("tensor_size_t") is dtypes.SHAPE
+    mx4 = dtypes.dtype("bs32_fp8ue8m0_fp4e2m1_t")
+    assert (mx4.kind, mx4.block_value, mx4.block_scale, mx4.block_size) == (
+        "block",
+        "fp4e2m1",
+        "fp8ue8m0",
+        32,
+    )
+    assert len(dtypes.BLOCK_SCALED) == 6

@@ -1,5 +1,6 @@
 """Cases for the tensor_conv mutants added by the red team (CONV3D, TRANSPOSE_CONV2D,
-MATMUL)."""
+MATMUL), and for TOSA 1.1's MATMUL_T and mixed-precision modes (cases of the 1.1
+revision, ``SPEC_1_1``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from mutant_cases import Case, case
 
 from conformance.builder import GraphBuilder
 from conformance.dtypes import dtype
+from conformance.spec import load_revision
 from targeted_cases import Cases
+
+SPEC_1_1 = load_revision("1.1-draft")
 
 
 def conv3d(x: Any, w: Any, out: tuple[int, ...], **attrs: Any) -> Case:
@@ -154,6 +158,51 @@ def matmul_zp(a: Any, b: Any, a_zp: int, b_zp: int) -> Case:
     )
 
 
+def zero_of(dt: str) -> int | float:
+    return 0.0 if dtype(dt).is_float else 0
+
+
+def matmul_1_1(op: str, a: Any, b: Any, types: tuple[str, str, str] = ("i8", "i8", "i32")) -> Case:
+    """MATMUL or MATMUL_T of TOSA 1.1 (A_t, B_t, out_t), zero points 0 as the constant
+    [1] inputs 1.1 declares."""
+    a_t, b_t, out_t = types
+    a, b = np.asarray(a), np.asarray(b)
+    w = b.shape[1] if op == "MATMUL_T" else b.shape[2]
+    return case(
+        op,
+        [("a", a, a_t), ("b", b, b_t), ("az", [zero_of(a_t)], a_t), ("bz", [zero_of(b_t)], b_t)],
+        [("y", (a.shape[0], a.shape[1], w), out_t)],
+        consts=("az", "bz"),
+        spec=SPEC_1_1,
+    )
+
+
+def conv2d_1_1(x: Any, w: Any, types: tuple[str, str, str], acc: str = "FP32") -> Case:
+    """A CONV2D of TOSA 1.1 (in_t, weight_t, out_t), no padding, stride and dilation 1."""
+    in_t, w_t, out_t = types
+    x, w = np.asarray(x), np.asarray(w)
+    n, ih, iw, _ = x.shape
+    oc, kh, kw, _ = w.shape
+    zx, zw = zero_of(in_t), zero_of(w_t)
+    return case(
+        "CONV2D",
+        [
+            ("x", x, in_t),
+            ("w", w, w_t),
+            ("b", [zero_of(out_t)] * oc, out_t),
+            ("xz", [zx], in_t),
+            ("wz", [zw], w_t),
+        ],
+        [("y", (n, ih - kh + 1, iw - kw + 1, oc), out_t)],
+        consts=("xz", "wz"),
+        spec=SPEC_1_1,
+        pad=(0, 0, 0, 0),
+        stride=(1, 1),
+        dilation=(1, 1),
+        acc_type=acc,
+    )
+
+
 GRID_2X2 = np.array([1, 2, 3, 4]).reshape(1, 2, 2, 1)
 GRID_3X3 = np.arange(1, 10).reshape(1, 3, 3, 1)
 ONES_2X2_W = np.ones((1, 2, 2, 1))
@@ -243,6 +292,42 @@ CASES: Cases = {
             lambda: conv2d(GRID_3X3, ONES_2X2_W, (2, 2), input_zp=2),
             lambda: conv2d(GRID_3X3, ONES_2X2_W, (2, 2), weight_zp=3),
             lambda: matmul_zp(np.arange(6).reshape(1, 2, 3), np.ones((1, 3, 2)), 0, -7),
+        ],
+    ),
+    "matmul-transpose-b-flag-inverted": (
+        [
+            # MATMUL: A [[1, 2]], B [[1, 2, 3], [4, 5, 6]] (C 2, W 3) gives [9, 12, 15];
+            # B's buffer read as [W, C] = [[1, 2], [3, 4], [5, 6]] gives [5, 11, 17].
+            lambda: matmul([[[1, 2]]], [[[1, 2, 3], [4, 5, 6]]]),
+            # MATMUL_T: B [[1, 2], [3, 4], [5, 6]] ([D, W, C]) gives [5, 11, 17]; read as
+            # [C, W] = [[1, 2, 3], [4, 5, 6]] it gives [9, 12, 15].
+            lambda: matmul_1_1("MATMUL_T", [[[1, 2]]], [[[1, 2], [3, 4], [5, 6]]]),
+        ],
+        [
+            lambda: matmul(np.ones((1, 2, 2)), np.arange(2).reshape(1, 2, 1)),  # W 1
+            lambda: matmul(np.ones((1, 2, 1)), np.arange(3).reshape(1, 1, 3)),  # C 1
+            lambda: matmul_1_1("MATMUL_T", [[[2], [3]]], [[[1], [4], [5]]]),  # C 1
+        ],
+    ),
+    "dot-mixed-data-in-weight-type": (
+        [
+            # fp32 input 1 + 2**-13 (fp16 rounds it to 1) times an fp16 weight 0.5: 0.5 +
+            # 2**-14 against 0.5, 2048 error units (bound 0.5: unit 2**-25) past
+            # ABS_BOUND 3 * 2 * ksb 2 = 12.
+            lambda: conv2d_1_1([[[[1 + 2**-13]]]], [[[[0.5]]]], ("fp32", "fp16", "fp32")),
+            # MATMUL_T fp32 x bf16: A 1 + 2**-10 rounds to bf16 1.0, 16384 units off.
+            lambda: matmul_1_1("MATMUL_T", [[[1 + 2**-10]]], [[[1.0]]], ("fp32", "bf16", "fp32")),
+            # MATMUL fp8e4m3 x fp8e5m2: A 1.125 rounds to e5m2 1.0 (a tie, to even): 1.125 *
+            # 2 = 2.25 against 2, far past the relaxed 2 * 1024 units of 2.25 * 2**-24.
+            lambda: matmul_1_1("MATMUL", [[[1.125]]], [[[2.0]]], ("fp8e4m3", "fp8e5m2", "fp32")),
+        ],
+        [
+            lambda: conv2d(GRID_3X3, ONES_2X2_W, (2, 2)),  # i8, the draft
+            # the data type the narrower: fp8e4m3 and fp16 values are exact in fp16, fp32
+            lambda: conv2d_1_1([[[[1.125]]]], [[[[0.3]]]], ("fp8e4m3", "fp16", "fp32")),
+            lambda: matmul_1_1(
+                "MATMUL_T", [[[0.1, 3.0]]], [[[0.7, -2.0]]], ("fp16", "fp32", "fp32")
+            ),
         ],
     ),
 }

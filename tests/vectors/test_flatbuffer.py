@@ -93,6 +93,12 @@ INT_RANGE: dict[str, tuple[int, int]] = {
 }
 
 
+# The element types of the draft's schema: TOSA 1.1's (i64, the MX types) are not in it
+# (tests/vectors/test_flatbuffer_1_1.py writes them in the 1.1 format).
+DRAFT_TYPES = tuple(d for d in D.ALL if d.name not in D.TOSA_1_1_TYPES)
+DATA_TYPES = tuple(d for d in DRAFT_TYPES if d is not D.SHAPE)
+
+
 def arrays(dtype: DType, shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
     """Arrays in ``dtype``'s storage; floats from raw bits so NaN/inf/-0 all occur."""
     if dtype.kind == "bool":
@@ -169,7 +175,7 @@ def test_nan_payloads_survive() -> None:
 @given(st.data())
 @MANY
 def test_tensors_of_every_dtype_round_trip(data: st.DataObject) -> None:
-    dtype = data.draw(st.sampled_from(D.ALL), label="dtype")
+    dtype = data.draw(st.sampled_from(DRAFT_TYPES), label="dtype")
     shape = data.draw(small_shapes, label="shape")
     values = data.draw(arrays(dtype, shape), label="values")
     flags = data.draw(st.tuples(st.booleans(), st.booleans()), label="variable, is_unranked")
@@ -197,7 +203,7 @@ def test_lossless_conversion_is_accepted_and_lossy_rejected() -> None:
 def test_tensor_data_is_8_byte_aligned() -> None:
     tensors = [
         Tensor(f"t{i}", (i + 1,), dtype, data=np.zeros(i + 1, dtype.storage))
-        for i, dtype in enumerate(D.ALL)
+        for i, dtype in enumerate(DRAFT_TYPES)
     ]
     data = serialize(one_block(*tensors))
     block = FbGraph.GetRootAs(data, 0).Regions(0).Blocks(0)
@@ -249,7 +255,7 @@ XML_OPERATORS = sorted(op for op in xml_operator_attributes() if op not in ("CON
 @pytest.mark.parametrize("op", XML_OPERATORS)
 @given(data=st.data())
 def test_every_operator_round_trips_with_its_attributes(op: str, data: st.DataObject) -> None:
-    element = data.draw(st.sampled_from([d for d in D.ALL if d is not D.SHAPE]), label="dtype")
+    element = data.draw(st.sampled_from(DATA_TYPES), label="dtype")
     attrs = _draw_attributes(data, op, element)
     tensors = [Tensor("in0", (2, 3), element), Tensor("out0", (2, 3), element)]
     round_trip(one_block(*tensors, ops=[Operator(op, ["in0"], ["out0"], attrs)]))
@@ -259,7 +265,7 @@ def test_every_operator_round_trips_with_its_attributes(op: str, data: st.DataOb
 @given(data=st.data())
 def test_const_values_travel_in_the_output_tensor(op: str, data: st.DataObject) -> None:
     if op == "CONST":
-        dtype = data.draw(st.sampled_from([d for d in D.ALL if d is not D.SHAPE]), label="dtype")
+        dtype = data.draw(st.sampled_from(DATA_TYPES), label="dtype")
         shape = data.draw(small_shapes, label="shape")
     else:
         dtype, shape = D.SHAPE, (data.draw(st.integers(0, 6), label="rank"),)

@@ -800,7 +800,7 @@ OPS = L.OP.values
         (_handmade(op={"op": 0}), "block 'main': operator 0: unknown Op UNKNOWN"),
         (
             _handmade(tensor={"name": "t", "type": DT["INT64"], "shape": []}),
-            "block 'main': tensor 't': DType INT64 has no element type in the graph IR",
+            "block 'main': tensor 't': DType INT64 is not an element type of TOSA 1.0",
         ),
         (
             _handmade(tensor={"name": "t", "type": DT["SHAPE"]}),

@@ -31,16 +31,25 @@ INTERCHANGE = {
     "bf16": "<f4",
     "fp8e4m3": "<f4",
     "fp8e5m2": "<f4",
+    # TOSA 1.1
+    "i64": "<i8",
+    "fp4e2m1": "<f4",
+    "fp6e2m3": "<f4",
+    "fp6e3m2": "<f4",
+    "fp8ue8m0": "<f4",
+    "mxint8": "|i1",
 }
+# Every type a tensor file can hold: the block-scaled composites have none.
+FILE_TYPES = [d for d in D.ALL if d.kind != "block"]
 
-NARROW = [D.BF16, D.FP8E4M3, D.FP8E5M2]
-BITS = {D.BF16: np.uint16, D.FP8E4M3: np.uint8, D.FP8E5M2: np.uint8}
+NARROW = [D.BF16, D.FP8E4M3, D.FP8E5M2, D.FP4E2M1, D.FP6E2M3, D.FP6E3M2, D.FP8UE8M0]
 
 
 def every_value(dt: DType) -> np.ndarray:
-    """Every bit pattern of a narrow float type."""
-    u = BITS[dt]
-    return np.arange(np.iinfo(u).max + 1, dtype=np.int64).astype(u).view(dt.storage)
+    """Every bit pattern of a narrow float type (ml_dtypes keeps a 4- or 6-bit code in
+    the low bits of its byte)."""
+    u = np.uint16 if dt.bits == 16 else np.uint8
+    return np.arange(1 << dt.bits, dtype=np.int64).astype(u).view(dt.storage)
 
 
 def sample(dt: DType) -> np.ndarray:
@@ -50,9 +59,16 @@ def sample(dt: DType) -> np.ndarray:
     if dt.kind in ("int", "shape"):
         lo, hi = int(dt.min or 0), int(dt.max or 0)
         return np.array([[lo, -1, 0], [1, hi, 3]], dtype=dt.storage)
-    specials = [0.0, -0.0, 1.5, -2.25, np.nan, float(dt.normal_max or 1.0)]
-    if dt.has_inf:
-        specials[4:5] = [np.inf]
+    if dt.kind == "fixed":  # mxint8: the codes; -128 / 64 = -2.0 and 127 / 64 included
+        return np.array([[-128, -1, 0], [1, 127, 64]], dtype=dt.storage)
+    if not dt.signed:  # fp8ue8m0: powers of two from 2**-127 to 2**127, and NaN
+        specials = [2.0**-127, 0.25, 1.0, np.nan, 2.0**127, 4.0]
+    else:
+        specials = [0.0, -0.0, 1.5, -2.25, np.nan, float(dt.normal_max or 1.0)]
+        if dt.has_inf:
+            specials[4:5] = [np.inf]
+        elif not dt.has_nan:  # fp4 / fp6: neither
+            specials[4:5] = [-float(dt.normal_max or 1.0)]
     return np.array(specials, dtype=np.float32).reshape(2, 3).astype(dt.storage)
 
 
@@ -60,19 +76,46 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
-@pytest.mark.parametrize("dt", D.ALL, ids=str)
+@pytest.mark.parametrize("dt", FILE_TYPES, ids=str)
 def test_interchange_dtype_is_the_documented_one(dt: DType) -> None:
     assert npy.interchange_dtype(dt).str == INTERCHANGE[dt.name]
 
 
-@pytest.mark.parametrize("dt", D.ALL, ids=str)
+@pytest.mark.parametrize("dt", D.BLOCK_SCALED, ids=str)
+def test_block_scaled_types_have_no_file(dt: DType) -> None:
+    with raises(rf"^x.npy: {dt.name} is a block-scaled type, which has no .npy file"):
+        npy.encode_array(np.zeros(2, dt.storage), dt, source="x.npy")
+    data = npy.encode_array(np.zeros(2, dt.storage), D.dtype(dt.block_value))
+    with raises(rf"^x.npy: {dt.name} is a block-scaled type"):
+        npy.decode_array(data, dt, source="x.npy")
+
+
+def test_mxint8_files_hold_the_codes() -> None:
+    # value = code / 64: the codes -128, 1, 127 are -2.0, 0.015625, 1.984375
+    codes = np.array([-128, 1, 127], np.int8)
+    plain = np.load(io.BytesIO(npy.encode_array(codes, D.MXINT8)), allow_pickle=False)
+    assert plain.dtype.str == "|i1" and plain.tolist() == [-128, 1, 127]
+
+
+def test_fp8ue8m0_zero_is_no_value() -> None:
+    # fp8ue8m0 is 2**(e - 127) for e = 0..254, NaN for 255: 0.0 is none of them, and a
+    # NaN of either sign is its NaN.
+    wide = np.array([0.0], np.float32)
+    with raises(r"not a fp8ue8m0 value"):
+        npy.decode_array(npy._encode(wide, np.dtype("<f4")), D.FP8UE8M0, source="f")
+    nans = np.array([np.nan, -np.nan], np.float32)
+    back = npy.decode_array(npy._encode(nans, np.dtype("<f4")), D.FP8UE8M0, source="f")
+    assert back.view(np.uint8).tolist() == [0xFF, 0xFF]
+
+
+@pytest.mark.parametrize("dt", FILE_TYPES, ids=str)
 def test_round_trip_each_type(dt: DType) -> None:
     arr = sample(dt)
     back = npy.decode_array(npy.encode_array(arr, dt), dt, shape=arr.shape)
     assert same_bits(back, arr)
 
 
-@pytest.mark.parametrize("dt", D.ALL, ids=str)
+@pytest.mark.parametrize("dt", FILE_TYPES, ids=str)
 def test_files_are_readable_by_plain_numpy(dt: DType, tmp_path: Path) -> None:
     arr = sample(dt)
     path = tmp_path / "x.npy"
@@ -94,7 +137,8 @@ def test_every_narrow_float_value_survives(dt: DType) -> None:
     # NaN stays NaN with its sign; its payload is not promised.
     back32 = back.astype(np.float32)
     assert np.isnan(back32[nan]).all()
-    assert (np.signbit(back32[nan]) == np.signbit(allv.astype(np.float32)[nan])).all()
+    if dt.signed:
+        assert (np.signbit(back32[nan]) == np.signbit(allv.astype(np.float32)[nan])).all()
 
 
 def test_quiet_nan_bits_survive() -> None:
@@ -273,7 +317,7 @@ def test_expected_float_file_must_be_float64() -> None:
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3)], ids=["rank0", "empty", "empty3d"])
-@pytest.mark.parametrize("dt", D.ALL, ids=str)
+@pytest.mark.parametrize("dt", FILE_TYPES, ids=str)
 def test_rank_0_and_empty_tensors_keep_their_shape(dt: DType, shape: tuple[int, ...]) -> None:
     arr = np.zeros(shape, dtype=dt.storage)
     back = npy.decode_array(npy.encode_array(arr, dt), dt, shape=shape)

@@ -1,6 +1,8 @@
 """The ``tosa-reference-model`` backend: Arm's C++ reference model from ``tosa-tools``.
 
-A TOSA 1.0 vector runs as it is (:mod:`.native`). A vector of the 2024 draft follows an
+A TOSA 1.0 or 1.1 draft vector runs as it is (:mod:`.native`; what the 2026.8 model
+lacks of the 1.1 draft is skipped, :func:`.revisions.skipped_1_1`). A vector of the
+2024 draft follows an
 earlier revision than the one tosa-tools implements, so its graph is translated
 (:mod:`.translate`, :mod:`.operators`; the differences are the table in :mod:`.revisions`
 and docs/arm-reference-model.md), vectors the later revision judges differently are
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from conformance import dtypes
 from conformance.backends.arm.conflicts import find_conflict
-from conformance.backends.arm.elements import crosses_binding
+from conformance.backends.arm.elements import crosses_binding, returned_by_binding
 from conformance.backends.arm.emitter import Untranslatable
 from conformance.backends.arm.native import is_native, native, why_not_run
 from conformance.backends.arm.run import (
@@ -84,7 +86,7 @@ class ArmBackend:
         # The executable gets every input as a constant; the binding only those it
         # cannot take (INT4 / INT48).
         embed = (lambda dt: True) if cli else (lambda dt: not crosses_binding(dt))
-        if is_native(vector.graph):  # a TOSA 1.0 vector: the model reads it as it is
+        if is_native(vector.graph):  # a TOSA 1.0 / 1.1 vector: the model reads it as it is
             arm = native(vector.graph, vector.inputs, embed=embed)
         else:
             arm = translate(vector.graph, vector.inputs, embed=embed, ts=self.ts)
@@ -99,13 +101,13 @@ class ArmBackend:
         cli = self._uses_cli(vector)
         if cli and self.executable is None:
             return (
-                "the graph needs the tosa_reference_model executable (INT4/INT48/SHAPE "
-                "outputs, or several operators), and it is not on PATH"
+                "the graph needs the tosa_reference_model executable (outputs the binding "
+                "cannot return, or several operators), and it is not on PATH"
             )
         if cli and self.mode == "inprocess":
             return (
-                "the graph needs the tosa_reference_model executable (INT4/INT48/SHAPE "
-                "outputs, or several operators) and the backend argument is 'inprocess'"
+                "the graph needs the tosa_reference_model executable (outputs the binding "
+                "cannot return, or several operators) and the backend argument is 'inprocess'"
             )
         try:
             self._translate(vector, cli)
@@ -139,7 +141,8 @@ class ArmBackend:
 def needs_executable(graph: Graph) -> bool:
     """Whether ``graph`` must run through the executable rather than the binding.
 
-    Three reasons: outputs the binding cannot return (INT4 / INT48 / SHAPE); tensors
+    Three reasons: outputs the binding cannot return (INT4 / INT48 / SHAPE, and TOSA
+    1.1's FP4E2M1 / FP6E2M3 / FP6E3M2 / FP8UE8M0); tensors
     with a zero dimension (the model refuses them, but the 2026.8 binding crashes with
     SIGSEGV doing so when the tensor is a constant); graphs of more than one operator
     (CONST aside; the FULLY_CONNECTED rewrite counts as several): an ERROR_IF failing
@@ -147,7 +150,7 @@ def needs_executable(graph: Graph) -> bool:
     collecting them.  The executable reports the ERROR status in every case.
     """
     main = graph.main
-    if any(not crosses_binding(main.tensors[n].dtype) for n in main.outputs):
+    if any(not returned_by_binding(main.tensors[n].dtype) for n in main.outputs):
         return True
     for block in graph.blocks():
         if any(0 in t.shape and t.dtype is not dtypes.SHAPE for t in block.tensors.values()):

@@ -11,8 +11,15 @@ Three places hold values, each with its own conventions:
   through the buffer protocol, which cannot carry ml_dtypes types, so bf16 and fp8 travel
   as their bits (``uint16`` / ``uint8`` in, void ``V2`` / ``V1`` out).  INT4, INT48 and
   SHAPE tensors cannot cross this interface at all (the binding refuses them as inputs
-  and returns them empty as outputs): :func:`crosses_binding` says so;
-* the command-line model's ``.npy`` files: int8 for INT4, int64 for INT48 and SHAPE.
+  and returns them empty as outputs): :func:`crosses_binding` says so.  TOSA 1.1's
+  FP4E2M1, FP6E2M3, FP6E3M2 and FP8UE8M0 go in (one code per byte, ``uint8``) but come
+  back empty: :func:`returned_by_binding`;
+* the command-line model's ``.npy`` files: int8 for INT4, int64 for INT48 and SHAPE;
+  of TOSA 1.1's types, int64 for INT64, the code's byte (``|u1``) for MXINT8, ``V1`` for
+  FP8UE8M0, and for FP4E2M1 / FP6E2M3 / FP6E3M2 the packed codes in a ``|u1`` array
+  (two to a byte; four to three bytes), the flatbuffer's layout.
+
+The 1.1 types cross the binding as one code per byte (``uint8`` in, like fp8).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import numpy as np
 from conformance import dtypes
 from conformance.dtypes import DType
 from conformance.rounding import round_to
+from vectors import encoding
+from vectors.errors import DecodeError
 
 # Our type name -> the name of Arm's DType enumeration value (the enum's numbers differ
 # between schema revisions; names do not).
@@ -44,12 +53,24 @@ ARM_NAMES: dict[str, str] = {
 
 # Types the binding's buffer interface cannot carry (see the module docstring).
 _NOT_THROUGH_BINDING = frozenset({"i4", "i48", "shape"})
+# TOSA 1.1 types it takes as inputs but cannot return (measured with tosa-tools 2026.8).
+_NOT_RETURNED_BY_BINDING = frozenset({"fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0"})
+
+# Types the model's .npy files hold packed (Arm's numpy_utils: fp4 two codes to a byte,
+# fp6 four codes to three bytes).
+_PACKED_NPY = frozenset({"fp4e2m1", "fp6e2m3", "fp6e3m2"})
 
 # Bit-carrier dtypes for the narrow floats ml_dtypes defines.
 _BITS: dict[str, np.dtype] = {
     "bf16": np.dtype(np.uint16),
     "fp8e4m3": np.dtype(np.uint8),
     "fp8e5m2": np.dtype(np.uint8),
+    # TOSA 1.1: one code per byte, as ml_dtypes holds them (the binding does not pack
+    # fp4 / fp6, unlike the flatbuffer's constant data and the .npy files)
+    "fp4e2m1": np.dtype(np.uint8),
+    "fp6e2m3": np.dtype(np.uint8),
+    "fp6e3m2": np.dtype(np.uint8),
+    "fp8ue8m0": np.dtype(np.uint8),
 }
 
 
@@ -61,6 +82,13 @@ def arm_dtype(ts: Any, dt: DType) -> Any:
 def crosses_binding(dt: DType) -> bool:
     """Whether tensors of this type can be inputs/outputs of ``tosa_reference_model.run``."""
     return dt.name not in _NOT_THROUGH_BINDING
+
+
+def returned_by_binding(dt: DType) -> bool:
+    """Whether ``tosa_reference_model.run`` returns outputs of this type.  Besides the
+    types it cannot pass at all, the 2026.8 binding takes fp4 / fp6 / fp8ue8m0 inputs
+    (a code per byte) but returns such outputs empty ("Unsupported tensor DType")."""
+    return crosses_binding(dt) and dt.name not in _NOT_RETURNED_BY_BINDING
 
 
 def storage(values: np.ndarray, dt: DType) -> np.ndarray:
@@ -109,6 +137,16 @@ def from_npy(raw: np.ndarray, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
     """A command-line model output file's array in our storage dtype, exactly."""
     arr = np.asarray(raw)
     want = np.dtype(dt.storage)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dt.name in _PACKED_NPY and arr.dtype == np.uint8 and arr.size != count:
+        # fp4 / fp6 (TOSA 1.1): the model writes the packed codes, as the flatbuffer holds
+        # them (two to a byte; four to three bytes), in a uint8 array.
+        try:
+            return encoding.decode(np.ascontiguousarray(arr).tobytes(), dt, shape)
+        except DecodeError as exc:
+            raise ValueError(f"model wrote a packed {dt} array that does not fit: {exc}") from None
+    if dt.kind == "fixed" and arr.dtype.itemsize == want.itemsize:
+        arr = np.ascontiguousarray(arr).view(want)  # mxint8: the code's byte, as |u1
     if dt.is_float and arr.dtype != want:
         if arr.dtype.itemsize != want.itemsize:
             raise ValueError(f"model wrote {arr.dtype} for a {dt} tensor")

@@ -14,8 +14,11 @@ operators no vector of which can be run, with the reason the runner reports.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
+
+from conformance.graph import Block, Graph, Operator
 
 Handling = Literal["mapped", "skipped", "mapped, some vectors skipped"]
 
@@ -281,3 +284,111 @@ def operators_named(diff: Difference) -> list[str]:
     if diff.operators == "all":
         return []
     return [name.strip() for name in diff.operators.split(",")]
+
+
+# -- TOSA 1.1 draft graphs, which the model reads as they are -------------------------
+#
+# What tosa-tools 2026.8's model does not implement of the 1.1 draft, measured by running
+# a 1.1 pack of every operator (`generate --tosa 1.1-draft --examples 1`): it runs every
+# operator we can write, i64 everywhere, and the MX types in the *_BLOCK_SCALED
+# operators, but not all of the 1.1 draft's mixed-precision convolutions (its operator
+# factory answers "Unsupported operation type or rank"), and it returns fp4 / fp6
+# outputs only through .npy files whose last dimension is a multiple of 32.
+
+_FLOATS = ("bf16", "fp16", "fp32", "fp8e4m3", "fp8e5m2")
+_HALF = ("fp16", "fp8e4m3", "fp8e5m2")  # the types with an fp16 form of CONV2D
+_INTEGER_CONVS = (
+    ("i8", "i8", "i32", "i32"),
+    ("i8", "i4", "i32", "i32"),
+    ("i16", "i8", "i48", "i48"),
+)
+# The type combinations of TOSA 1.0's convolutions, and their fp32-accumulated fp8 forms.
+_SAME_TYPE_CONVS = (
+    *_INTEGER_CONVS,
+    ("bf16", "bf16", "fp32", "bf16"),
+    ("fp16", "fp16", "fp32", "fp16"),
+    ("fp32", "fp32", "fp32", "fp32"),
+    ("fp8e4m3", "fp8e4m3", "fp32", "fp32"),
+    ("fp8e5m2", "fp8e5m2", "fp32", "fp32"),
+    *((t, t, "fp16", "fp16") for t in _HALF),
+)
+
+# (in_t, weight_t, acc_t, out_t) the 2026.8 model has a kernel for, per convolution.
+# CONV2D mixes any two floating-point types into fp32 (and the fp16-sized ones into
+# fp16 with an fp32 accumulator); CONV3D and TRANSPOSE_CONV2D mix none; no convolution
+# accumulates in bf16.  DEPTHWISE_CONV2D implements every 1.1 mode.
+IMPLEMENTED_CONVOLUTIONS: dict[str, frozenset[tuple[str, str, str, str]]] = {
+    "CONV2D": frozenset(
+        {
+            *_SAME_TYPE_CONVS,
+            *((a, b, "fp32", "fp32") for a in _FLOATS for b in _FLOATS),
+            *((a, b, "fp32", "fp16") for a in _HALF for b in _HALF),
+        }
+    ),
+    "CONV3D": frozenset(_SAME_TYPE_CONVS),
+    "TRANSPOSE_CONV2D": frozenset(_SAME_TYPE_CONVS),
+}
+
+# Element types the model returns only through its .npy files, packed, and only with a
+# last dimension that is a multiple of 32 (its numpy writer aborts on a rank-0 tensor
+# and truncates other shapes).
+_PACKED_OUTPUTS = frozenset({"fp4e2m1", "fp6e2m3", "fp6e3m2"})
+
+
+def _convolution_types(graph: Graph, op: Operator, block: Block) -> tuple[str, ...] | None:
+    """(in_t, weight_t, acc_t, out_t) of a convolution, as its tensors and acc_type say."""
+    names = [*op.inputs[:2], *op.outputs[:1]]
+    tensors = [block.tensors.get(n) for n in names]
+    acc = op.attributes.get("acc_type")
+    if len(names) != 3 or any(t is None for t in tensors) or not isinstance(acc, str):
+        return None
+    in_t, weight_t, out_t = (t.dtype.name for t in tensors if t is not None)
+    acc_t = acc.lower().replace("int", "i")  # acc_type_t INT32 -> i32, FP16 -> fp16
+    return (in_t, weight_t, acc_t, out_t)
+
+
+@functools.cache
+def _spec_modes(op: str) -> frozenset[tuple[str, ...]]:
+    """The (in_t, weight_t, acc_t, out_t) of the 1.1 draft's modes of a convolution."""
+    from conformance.spec import load_revision  # the 1.1 draft's own tosa.xml
+
+    spec = load_revision("1.1-draft").operators.get(op)
+    if spec is None:
+        return frozenset()
+    keys = ("in_t", "weight_t", "acc_t", "out_t")
+    return frozenset(
+        tuple(m.bindings[k].removesuffix("_t") for k in keys)
+        for m in spec.modes
+        if all(k in m.bindings for k in keys)
+    )
+
+
+def skipped_1_1(graph: Graph) -> str | None:
+    """Why Arm's model cannot run a 1.1 draft graph (a mode of an operator, or an output
+    it cannot hand back), else None.  Only a type combination that is a mode of the 1.1
+    draft's operator is skipped: a must-fail vector with types of no mode is the model's
+    to reject."""
+    for block in graph.blocks():
+        for op in block.operators:
+            implemented = IMPLEMENTED_CONVOLUTIONS.get(op.op)
+            if implemented is None:
+                continue
+            types = _convolution_types(graph, op, block)
+            if types is None or types in implemented or types not in _spec_modes(op.op):
+                continue
+            in_t, weight_t, acc_t, out_t = types
+            return (
+                f"tosa-tools 2026.8's model has no {op.op} of in_t={in_t}, weight_t={weight_t}, "
+                f"acc_t={acc_t}, out_t={out_t} (a TOSA 1.1 mode; its operator factory: "
+                "Unsupported operation type or rank)"
+            )
+    main = graph.main
+    for name in main.outputs:
+        t = main.tensors.get(name)
+        if t is not None and t.dtype.name in _PACKED_OUTPUTS and (not t.shape or t.shape[-1] % 32):
+            return (
+                f"tosa-tools 2026.8's model returns {t.dtype} outputs only in .npy files whose "
+                f"last dimension is a multiple of 32 (output {name!r} is {list(t.shape)}), and "
+                "its binding returns none"
+            )
+    return None

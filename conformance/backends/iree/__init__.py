@@ -3,7 +3,9 @@
 Each vector goes the way a TOSA producer's graph goes into IREE (docs/iree.md):
 
 1. the Arm backend's translation to the later spec revision (:mod:`..arm.translate`),
-   with its skip rules: the revision MLIR's TOSA dialect implements is that one;
+   with its skip rules: the revision MLIR's TOSA dialect implements is that one (a 1.0
+   or 1.1 vector's own file needs none; what IREE lacks of 1.1 is skipped,
+   :mod:`.tosa_1_1`);
 2. a TOSA flatbuffer, read by tosa-opt into TOSA MLIR (generic form, :mod:`.mlir`);
 3. IREE's compiler, in process (:mod:`.compile_server`), for llvm-cpu;
 4. IREE's runtime on ``local-task`` (:mod:`.runtime`); results in their storage types.
@@ -34,6 +36,7 @@ from conformance.backends.iree.mlir import find_tosa_opt
 from conformance.backends.iree.pipeline import Member, Prepared, Suspects, build, front
 from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import RUNTIME, Rejection
+from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
 from conformance.dtypes import SHAPE
 from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
@@ -135,6 +138,9 @@ class IreeBackend:
                 if op.op in SKIPPED_OPERATORS:
                     return _NOT_TRANSLATED.get(op.op) or _VARIABLES.format(op=op.op)
         reason = None if is_native(vector.graph) else why_untranslatable(vector.graph)
+        if reason:
+            return reason
+        reason = not_lowered_1_1(vector.graph)  # what IREE lacks of TOSA 1.1
         if reason:
             return reason
         main = vector.graph.main

@@ -38,7 +38,17 @@ MLIR_ELEMENT: dict[str, str] = {
     "fp16": "f16",
     "bf16": "bf16",
     "fp32": "f32",
+    # TOSA 1.1 (tosa-opt's names; IREE runs i64 and f8E8M0FNU, and cannot hold the
+    # others: :mod:`.tosa_1_1` skips them)
+    "i64": "i64",
+    "fp4e2m1": "f4E2M1FN",
+    "fp6e2m3": "f6E2M3FN",
+    "fp6e3m2": "f6E3M2FN",
+    "fp8ue8m0": "f8E8M0FNU",
+    "mxint8": "!tosa.mxint8",
 }
+# The block-scaled composites (bs32_...) have no element type: the graph IR holds no
+# block-scaled tensor yet, and the 1.1 file writes one as two (values and scales).
 
 # Results the runtime cannot carry, and the type they are widened to before returning.
 WIDENED: dict[str, str] = {"i4": "i8"}

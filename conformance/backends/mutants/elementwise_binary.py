@@ -24,7 +24,7 @@ from conformance.backends.mutants.tools import (
 )
 from conformance.backends.mutants.tools import broadcast_pair as _pair
 from conformance.backends.mutants.tools import output_of as _out
-from conformance.dtypes import FP16, I32
+from conformance.dtypes import FP16, I32, I64
 from conformance.spec import Spec
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast
@@ -509,3 +509,20 @@ def _minmax_snan(original: OpFunction, ctx: OpContext) -> Result:
         return result
     out = np.where(snan_a & ~np.isnan(b), b, output_of(result))
     return {"output": np.where(snan_b & ~np.isnan(a), a, out)}
+
+
+@mutant(
+    "mul-i64-low-32-bits",
+    ["MUL"],
+    "i64 (TOSA 1.1, EXT-INT64) products past the i32 range",
+    "the i64 multiply reuses the 32-bit lane kernel (vmul.i32 on the low words, then "
+    "sign-extended): only the low 32 bits of the product are kept",
+    "MUL signed 64 vectors whose products leave -2**31 .. 2**31 - 1 (2**20 * 2**20 = 2**40, not 0)",
+    breaks="MUL.tosac (1.1): result = apply_mul_s<out_t>(value1, value2), the low 64 bits "
+    "of the product for i64_t",
+)
+def _mul_i64_low_32(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("in_t") is not I64:
+        return result
+    return {"output": ar.wrap(ar.as_int(output_of(result)), 32)}

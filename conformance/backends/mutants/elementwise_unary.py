@@ -13,7 +13,7 @@ from conformance.backends.mutants import (
 )
 from conformance.backends.mutants.tools import add_ulps, output_of, round_mantissa
 from conformance.backends.mutants.tools import output_of as _out
-from conformance.dtypes import I8
+from conformance.dtypes import I8, I64
 from reference import arithmetic as ar
 from reference.context import OpContext
 from reference.registry import OpFunction
@@ -250,3 +250,22 @@ def _cos_lut(original: OpFunction, ctx: OpContext) -> Result:
         low, high = np.cos(index * step), np.cos((index + 1) * step)
         table = low + fraction * (high - low)
     return {"output": np.where(np.isfinite(x), table, output_of(result))}
+
+
+@mutant(
+    "clz-i64-counts-32-bits",
+    ["CLZ"],
+    "i64 (TOSA 1.1, EXT-INT64)",
+    "the i64 CLZ runs the 32-bit instruction (__builtin_clz, lzcnt r32) on the value "
+    "truncated to its low word: the high 32 bits are never looked at",
+    "CLZ signed 64 vectors with values past the low word (2**40 gives 23, not 8) or of "
+    "0 (64, not 32)",
+    breaks="arithmetic_helpers.tosac (1.1): count_leading_zeros<i64_t> counts from bit 63, "
+    "and gives 64 for 0",
+)
+def _clz_i64_32(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if ctx.dtype("in_out_t") is not I64:
+        return result
+    low = ar.wrap(ar.as_int(ctx.arg("input1")), 32)
+    return {"output": ar.count_leading_zeros(low, 32)}

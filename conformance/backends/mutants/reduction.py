@@ -11,7 +11,7 @@ from conformance.backends.mutants import (
 )
 from conformance.backends.mutants.tools import lowest
 from conformance.backends.mutants.tools import nan_replaced as _nan_replaced
-from conformance.dtypes import BF16, FP32, DType
+from conformance.dtypes import BF16, FP32, I64, DType
 from reference.context import OpContext
 from reference.registry import OpFunction
 
@@ -180,3 +180,25 @@ def _reduce_split_remainder(original: OpFunction, ctx: OpContext) -> Result:
     identity = _identity(ctx.name, ctx.dtype("in_out_t"))
     unread = np.where(skipped, np.asarray(identity).astype(x.dtype), x)
     return original(with_inputs(ctx, input=unread))
+
+
+@mutant(
+    "reduce-sum-i64-in-float64",
+    ["REDUCE_SUM"],
+    "i64 (TOSA 1.1, EXT-INT64) sums past 2**53",
+    "the i64 sum is accumulated in float64 (a runtime whose number type is a double, or "
+    "a GPU without 64-bit integer adds), then converted back: past 2**53 the low bits "
+    "are lost",
+    "REDUCE_SUM signed 64 vectors with terms or running sums past 2**53",
+    breaks="REDUCE_SUM.tosac: acc = apply_add_s<acc_t>(acc, value) with acc_t = i64_t, "
+    "exact integer sums",
+)
+def _reduce_sum_i64_float(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)  # its REQUIREs: every running sum fits i64
+    if ctx.dtype("acc_t") is not I64:
+        return result
+    axis = int(ctx.attr("axis"))
+    total = np.sum(ctx.arg("input").astype(np.float64), axis=axis, keepdims=True)
+    # The nearest int64 (2**63 itself, which rounding can reach, saturates).
+    top = float(np.nextafter(2.0**63, 0))
+    return {"output": np.clip(total, -(2.0**63), top).astype(np.int64)}

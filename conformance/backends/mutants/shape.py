@@ -1,5 +1,10 @@
 """Mutants of the shape operators (reference/ops/shape.py): ADD_SHAPE, SUB_SHAPE,
-MUL_SHAPE, DIV_SHAPE, CONCAT_SHAPE, CONST_SHAPE, DIM."""
+MUL_SHAPE, DIV_SHAPE, CONCAT_SHAPE, CONST_SHAPE, DIM, and TOSA 1.1's ASSERT_EQUAL_SHAPE,
+DIV_CEIL_SHAPE, DIV_FLOOR_SHAPE, EXP2_SHAPE, LOG2_CEIL_SHAPE, LOG2_FLOOR_SHAPE,
+MAX_SHAPE, MIN_SHAPE, MOD_SHAPE and SLICE_SHAPE.
+
+The 1.1 mutants call the reference first (its LEVEL_CHECKs, ERROR_IFs and REQUIREs
+hold), then compute the result as the buggy backend would, on Python integers."""
 
 from __future__ import annotations
 
@@ -73,3 +78,185 @@ def _dim_innermost_first(original: OpFunction, ctx: OpContext) -> Result:
     shape = ctx.input_tensor("input1").shape
     axis = int(ctx.attr("axis"))
     return {"output": np.array([shape[len(shape) - 1 - axis]], dtype=np.int64)}
+
+
+# -- TOSA 1.1's EXT-SHAPE operators ---------------------------------------------------------
+
+
+def _shape_arg(ctx: OpContext, name: str) -> list[int]:
+    return [int(v) for v in np.asarray(ctx.arg(name), dtype=np.int64).reshape(-1)]
+
+
+def _shape_out(values: list[int]) -> Result:
+    # held as the reference holds shape values: int64 (a value beyond it saturates)
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    return {"output": np.array([min(max(v, lo), hi) for v in values], dtype=np.int64)}
+
+
+@mutant(
+    "div-ceil-shape-sum-overflows",
+    ["DIV_CEIL_SHAPE"],
+    "input1 + input2 - 1 beyond tensor_size_t (input1 near (1 << MAX_LOG2_SIZE) - 1)",
+    "DIV_CEIL_SHAPE as the idiom (a + b - 1) / b in tensor_size_t: the sum wraps for a "
+    "dividend near the type's maximum (at 8K, a 32-bit tensor_size_t)",
+    "DIV_CEIL_SHAPE vectors with a dividend near the top of tensor_size_t and a divisor "
+    "above 1 ((2**31 - 1) / 2 rounds up to 2**30, not to a negative number)",
+    breaks="DIV_CEIL_SHAPE.tosac: apply_intdiv_s(input1, input2), plus 1 where input1 % "
+    "input2 is not 0: no intermediate sum",
+)
+def _div_ceil_sum_overflows(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)  # its ERROR_IF and REQUIREs, and its LEVEL_CHECKs
+    bits = ctx.level["MAX_LOG2_SIZE"] + 1  # the narrowest tensor_size_t of the level
+    half = 1 << (bits - 1)
+    out = []
+    for a, b in zip(_shape_arg(ctx, "input1"), _shape_arg(ctx, "input2"), strict=True):
+        s = ((a + b - 1 + half) % (1 << bits)) - half  # the wrapped sum
+        out.append(s // b if s >= 0 else -((-s) // b))  # C division, toward zero
+    return _shape_out(out)
+
+
+@mutant(
+    "div-floor-shape-fp32",
+    ["DIV_FLOOR_SHAPE"],
+    "dividends or divisors beyond 2**24",
+    "DIV_FLOOR_SHAPE computed on the float ALU: floor(float(a) / float(b)) in fp32, so "
+    "large sizes lose their low bits",
+    "DIV_FLOOR_SHAPE vectors with dividends beyond 2**24 ((2**31 - 1) / 1 gives 2**31, "
+    "16777217 / 1 gives 16777216)",
+    breaks="DIV_FLOOR_SHAPE.tosac: output = apply_intdiv_s<tensor_size_t>(input1, input2), "
+    "exact integer division",
+)
+def _div_floor_fp32(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    a = np.asarray(_shape_arg(ctx, "input1"), dtype=np.float32)
+    b = np.asarray(_shape_arg(ctx, "input2"), dtype=np.float32)
+    with np.errstate(over="ignore"):
+        q = np.floor(a / b)  # in fp32
+    return _shape_out([int(v) for v in q.astype(np.float64)])
+
+
+@mutant(
+    "mod-shape-mask",
+    ["MOD_SHAPE"],
+    "divisors that are not a power of two",
+    "MOD_SHAPE strength-reduced to input1 & (input2 - 1), the power-of-two shortcut, "
+    "without checking that input2 is one",
+    "MOD_SHAPE vectors with divisors that are not powers of two (7 % 3 = 1, not 7 & 2 = 2)",
+    breaks="MOD_SHAPE.tosac: output = input1[index] % input2[index]",
+)
+def _mod_mask(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    pairs = zip(_shape_arg(ctx, "input1"), _shape_arg(ctx, "input2"), strict=True)
+    return _shape_out([a & (b - 1) for a, b in pairs])
+
+
+@mutant(
+    "min-max-shape-unsigned",
+    ["MIN_SHAPE", "MAX_SHAPE"],
+    "operands of opposite signs",
+    "shape values compared as unsigned (size_t, as dimensions are in C++ runtimes): a "
+    "negative value compares above every positive one",
+    "MIN_SHAPE / MAX_SHAPE vectors pairing a negative value with a non-negative one "
+    "(MIN_SHAPE(-1, 5) = -1, not 5)",
+    breaks="MIN_SHAPE.tosac / MAX_SHAPE.tosac: apply_min_s / apply_max_s compare "
+    "sign_extend<int64_t>(a) with sign_extend<int64_t>(b), signed",
+)
+def _min_max_unsigned(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    pick = min if ctx.name == "MIN_SHAPE" else max
+    pairs = zip(_shape_arg(ctx, "input1"), _shape_arg(ctx, "input2"), strict=True)
+    return _shape_out([pick(a, b, key=lambda v: v % (1 << 64)) for a, b in pairs])
+
+
+@mutant(
+    "exp2-shape-int32-shift",
+    ["EXP2_SHAPE"],
+    "exponents of 31 and above (level none: MAX_LOG2_SIZE 63)",
+    "EXP2_SHAPE as 1 << input with a C int literal: the shift is done in 32 bits, so "
+    "2**31 wraps to -2**31 and larger exponents shift by input mod 32 (as x86 does)",
+    "EXP2_SHAPE vectors at level none with exponents of 31 to 62 (2**40, not 2**8)",
+    breaks="EXP2_SHAPE.tosac: output = (1 << input) in tensor_size_t, exact for every "
+    "input < MAX_LOG2_SIZE",
+)
+def _exp2_int32_shift(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    out = []
+    for x in _shape_arg(ctx, "input"):
+        v = (1 << (x & 31)) & 0xFFFFFFFF
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return _shape_out(out)
+
+
+@mutant(
+    "log2-ceil-shape-bit-length",
+    ["LOG2_CEIL_SHAPE"],
+    "powers of two (1 included)",
+    "LOG2_CEIL_SHAPE as the bit length of input (floor(log2) + 1, as 32 - clz(x) "
+    "computes it): one too many for an exact power of two",
+    "LOG2_CEIL_SHAPE vectors with powers of two (ceil(log2(8)) = 3, not 4; of 1, 0)",
+    breaks="LOG2_CEIL_SHAPE.tosac: log_val += input == (1 << log_val) ? 0 : 1",
+)
+def _log2_ceil_bit_length(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    return _shape_out([x.bit_length() for x in _shape_arg(ctx, "input")])
+
+
+@mutant(
+    "log2-floor-shape-fp32",
+    ["LOG2_FLOOR_SHAPE"],
+    "2**k - 1 and its neighbours for k >= 25",
+    "LOG2_FLOOR_SHAPE as floor(log2f(float(x))): the conversion to fp32 rounds sizes "
+    "just below a large power of two up to it",
+    "LOG2_FLOOR_SHAPE vectors with values just below a power of two beyond 2**24 "
+    "(floor(log2(2**31 - 1)) = 30, not 31)",
+    breaks="LOG2_FLOOR_SHAPE.tosac: the loop counts the shifts of the exact integer "
+    "input until it is 0",
+)
+def _log2_floor_fp32(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)
+    rounded = np.asarray(_shape_arg(ctx, "input"), dtype=np.float32).astype(np.float64)
+    return _shape_out([int(np.frexp(v)[1]) - 1 for v in rounded])  # exact log2 of it
+
+
+@mutant(
+    "slice-shape-innermost-first",
+    ["SLICE_SHAPE"],
+    "slices that are not centred (start != length - start - size)",
+    "the runtime stores shape vectors innermost dimension first and slices that vector "
+    "with start unconverted: the slice is taken counting from the end",
+    "SLICE_SHAPE vectors slicing from the start of a longer shape ([2, 3, 4, 5] start 0, "
+    "size 2 gives [2, 3], not [4, 5])",
+    breaks="SLICE_SHAPE.tosac: output[index] = input[index + start_value]",
+)
+def _slice_innermost_first(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)  # its ERROR_IFs
+    x = _shape_arg(ctx, "input")
+    start = int(np.asarray(ctx.arg("start")).reshape(-1)[0])
+    size = int(np.asarray(ctx.arg("size")).reshape(-1)[0])
+    n = len(x)
+    return _shape_out(x[n - start - size : n - start])
+
+
+@mutant(
+    "assert-equal-shape-one-sided-broadcast",
+    ["ASSERT_EQUAL_SHAPE"],
+    "allow_broadcast with input1[index] = 1 and input2[index] != 1",
+    "allow_broadcast is read as numpy's 'input2 broadcasts to input1': only input2 may "
+    "hold a 1, so a 1 in input1 against another size is refused",
+    "valid ASSERT_EQUAL_SHAPE vectors with allow_broadcast where input1 holds a 1 that "
+    "input2 does not ([1, 4] against [3, 4])",
+    effect="rejects valid graph",
+    breaks="ASSERT_EQUAL_SHAPE.tosac: if (input1[index] != 1) ERROR_IF(input2[index] != 1 "
+    "&& ...): where input1 is 1 anything goes",
+)
+def _assert_one_sided(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    if bool(ctx.attr("allow_broadcast")):
+        a, b = _shape_arg(ctx, "input1"), _shape_arg(ctx, "input2")
+        bad = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if y != 1 and y != x]
+        ctx.error_if(
+            bool(bad),
+            "backend check: input2[index] == 1 || input2[index] == input1[index]",
+            f"at index {bad[:1]}",
+        )
+    return result

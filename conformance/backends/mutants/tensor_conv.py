@@ -1,5 +1,9 @@
-"""Mutants of the convolution and matrix operators (reference/ops/tensor_conv.py):
-accumulation, zero points, bias, dilation, stride and padding geometry."""
+"""Mutants of the convolution and matrix operators (reference/ops/tensor_conv.py, and
+TOSA 1.1's MATMUL_T, reference/ops/matmul_t.py): accumulation, zero points, bias,
+dilation, stride and padding geometry, B's layout, mixed-precision operand types.
+
+Types are read from the operators' declarations (the data operand's element type: in_t,
+or MATMUL's A_t from TOSA 1.1), never assumed to be in_t."""
 
 from __future__ import annotations
 
@@ -25,11 +29,13 @@ from conformance.backends.mutants.tools import (
     round_mantissa,
 )
 from conformance.backends.mutants.tools import output_of as _out
-from conformance.dtypes import FP32, I8, I48
+from conformance.dtypes import FP32, I8, I48, DType
 from conformance.spec import Spec
 from reference import arithmetic as ar
 from reference.context import OpContext
+from reference.engine import to_storage
 from reference.ops import tensor_conv
+from reference.ops.tensor_conv import zero_point_type_var
 from reference.registry import OpFunction
 
 
@@ -87,7 +93,7 @@ def _bias_first_channel(original: OpFunction, ctx: OpContext) -> Result:
 def _input_zp_ignored(original: OpFunction, ctx: OpContext) -> Result:
     key = "A_zp" if ctx.name == "MATMUL" else "input_zp"
     # Only i8 may have a zero point; elsewhere one is an ERROR_IF the bug keeps.
-    if ctx.dtype("in_t") is not I8 or not ctx.attr(key, 0):
+    if ctx.dtype(zero_point_type_var(ctx.op_spec, key)) is not I8 or not ctx.attr(key, 0):
         return original(ctx)
     return original(with_attrs(ctx, **{key: 0}))
 
@@ -108,7 +114,12 @@ def _depthwise_channel_order(original: OpFunction, ctx: OpContext) -> Result:
 
 
 def _dot_inputs(ctx: OpContext) -> tuple[str, str]:
-    return ("A", "B") if ctx.name == "MATMUL" else ("input", "weight")
+    return ("A", "B") if ctx.name in ("MATMUL", "MATMUL_T") else ("input", "weight")
+
+
+def _declared(ctx: OpContext, arg: str) -> DType:
+    """An operand's element type, as its declaration binds it (in_t, weight_t, A_t)."""
+    return ctx.dtype(ctx.op_spec.argument(arg).element_type)
 
 
 @mutant(
@@ -119,13 +130,12 @@ def _dot_inputs(ctx: OpContext) -> tuple[str, str]:
     "fp32 MATMUL / FULLY_CONNECTED / convolution vectors",
 )
 def _tf32(original: OpFunction, ctx: OpContext) -> Result:
-    if ctx.dtype("in_t") is not FP32:
-        return original(ctx)
     changes = {}
     with np.errstate(over="ignore"):
-        for name in _dot_inputs(ctx):
-            changes[name] = round_mantissa(ctx.arg(name), 10).astype(np.float32)
-    return original(with_inputs(ctx, **changes))
+        for name in _dot_inputs(ctx):  # each fp32 operand (1.1 mixes fp32 with others)
+            if _declared(ctx, name) is FP32:
+                changes[name] = round_mantissa(ctx.arg(name), 10).astype(np.float32)
+    return original(with_inputs(ctx, **changes)) if changes else original(ctx)
 
 
 @mutant(
@@ -212,9 +222,9 @@ def _long_ks_fp16(original: OpFunction, ctx: OpContext) -> Result:
     "value2 = apply_sub_s<out_t>(value2, B_zp)",
 )
 def _weight_zp_ignored(original: OpFunction, ctx: OpContext) -> Result:
-    key, var = ("B_zp", "in_t") if ctx.name == "MATMUL" else ("weight_zp", "weight_t")
+    key = "B_zp" if ctx.name == "MATMUL" else "weight_zp"
     # Only i8 may have a zero point; elsewhere one is an ERROR_IF the bug keeps.
-    if ctx.dtype(var) is not I8 or not ctx.attr(key, 0):
+    if ctx.dtype(zero_point_type_var(ctx.op_spec, key)) is not I8 or not ctx.attr(key, 0):
         return original(ctx)
     return original(with_attrs(ctx, **{key: 0}))
 
@@ -488,9 +498,12 @@ def _folds_pad_const(original: OpFunction, ctx: OpContext) -> Result:
 
 def _zero_points(ctx: OpContext) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
     """((data argument, its zero point, its type variable), (weight ...))."""
-    if ctx.name == "MATMUL":
-        return ("A", "A_zp", "in_t"), ("B", "B_zp", "in_t")
-    return ("input", "input_zp", "in_t"), ("weight", "weight_zp", "weight_t")
+    data, weight = _dot_inputs(ctx)
+    data_zp, weight_zp = ("A_zp", "B_zp") if data == "A" else ("input_zp", "weight_zp")
+    return (
+        (data, data_zp, zero_point_type_var(ctx.op_spec, data_zp)),
+        (weight, weight_zp, zero_point_type_var(ctx.op_spec, weight_zp)),
+    )
 
 
 def _probe(zp: int, like: np.ndarray) -> tuple[np.ndarray, int]:
@@ -528,3 +541,64 @@ def _zp_cross_term_dropped(original: OpFunction, ctx: OpContext) -> Result:
     taps = _out(original(with_inputs(ctx, **probes))).astype(np.int64) * (sa * sb)
     out = _out(result).astype(np.int64) - taps * za * zb
     return {"output": ar.wrap(out, 32)}
+
+
+_MATMULS = ("MATMUL", "MATMUL_T")
+
+
+@mutant(
+    "matmul-transpose-b-flag-inverted",
+    _MATMULS,
+    "C > 1 and W > 1",
+    "one GEMM kernel serves MATMUL (B [N,C,W]) and MATMUL_T (B [D,W,C]) with a "
+    "'B transposed' flag, set the wrong way round: B's buffer is read in the other "
+    "layout (the shapes still check out)",
+    "MATMUL / MATMUL_T vectors whose contraction C and column count W are both > 1",
+    breaks="MATMUL.tosac: value2 = tensor_read<B_t>(B, [N,C,W], [n,c,w]); MATMUL_T.tosac: "
+    "value2 = tensor_read<B_t, out_t>(B, [D,W,C], [d,w,c])",
+)
+def _transpose_b_inverted(original: OpFunction, ctx: OpContext) -> Result:
+    b = np.asarray(ctx.arg("B"))
+    if b.ndim != 3:
+        return original(ctx)  # the engine's declaration check refuses it
+    # B's elements in memory order, read as the other layout: [x, p, q] -> [x, q, p]
+    # reinterpreted, then seen through the operator's own indexing.
+    other = np.ascontiguousarray(b.reshape(b.shape[0], b.shape[2], b.shape[1]).swapaxes(1, 2))
+    return original(with_inputs(ctx, B=other))
+
+
+# The operators with TOSA 1.1 mixed-precision modes (the data operand's type and the
+# weight's differ): data argument and weight argument.
+_MIXED = {
+    "CONV2D": ("input", "weight"),
+    "CONV3D": ("input", "weight"),
+    "TRANSPOSE_CONV2D": ("input", "weight"),
+    "MATMUL": ("A", "B"),
+    "MATMUL_T": ("A", "B"),
+}
+
+
+@mutant(
+    "dot-mixed-data-in-weight-type",
+    tuple(_MIXED),
+    "floating point, data and weight types differ (TOSA 1.1 mixed precision)",
+    "a mixed-precision dot product is lowered to a kernel of one element type, the "
+    "weight's: the data operand is rounded to weight_t (B_t) before the products "
+    "(fp32 or fp16 data against fp16 / bf16 / fp8 weights loses bits; exact where the "
+    "data type is the narrower)",
+    "TOSA 1.1 mixed-precision convolution / MATMUL / MATMUL_T vectors whose data type is "
+    "wider than the weight type, with data values that type cannot hold",
+    breaks="CONV2D.tosac etc.: value = tensor_read<in_t, acc_t>(input, ...); MATMUL_T.tosac: "
+    "value1 = tensor_read<A_t, out_t>(A, ...): each operand is read in its own type",
+)
+def _mixed_data_in_weight_type(original: OpFunction, ctx: OpContext) -> Result:
+    data, weight = _MIXED[ctx.name]
+    data_t, weight_t = _declared(ctx, data), _declared(ctx, weight)
+    if not (data_t.is_float and weight_t.is_float) or data_t is weight_t:
+        return original(ctx)
+    original(ctx)  # its ERROR_IFs, on the graph's values
+    x = ar.as_float(ctx.arg(data))
+    with np.errstate(over="ignore", invalid="ignore"):
+        # fp64 values in the context: the operator reads its inputs through as_float.
+        narrowed = ar.as_float(to_storage(x, weight_t))
+    return original(with_inputs(ctx, **{data: narrowed}))

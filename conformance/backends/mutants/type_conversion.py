@@ -461,3 +461,21 @@ def _channel_index_u8(original: Callable[..., Any]) -> Callable[..., Any]:
 )
 def _rescale_channel_u8(original: Callable[..., Any]) -> Callable[..., Any]:
     return _channel_index_u8(original)
+
+
+@mutant(
+    "cast-input-unsigned-ignored",
+    ["CAST"],
+    "input_unsigned = true (TOSA 1.1) with an input whose top bit is set",
+    "CAST's input_unsigned is dropped (a lowering that predates it): the input is "
+    "sign-extended as a signed value, so an i32 0xFFFFFFFF cast to i64 is -1, not "
+    "4294967295, and an i8 200 cast to fp32 is -56.0",
+    "CAST vectors with input_unsigned true and inputs with the sign bit set (i32 -1 to "
+    "i64 gives 4294967295)",
+    breaks="CAST.tosac (1.1): if (input_unsigned) the input is zero_extend<uint64_t>(in) "
+    "before the conversion",
+)
+def _cast_input_unsigned_ignored(original: OpFunction, ctx: OpContext) -> Result:
+    if tc.declares_input_unsigned(ctx.op_spec) and bool(ctx.attr("input_unsigned", False)):
+        return original(with_attrs(ctx, input_unsigned=False))
+    return original(ctx)
