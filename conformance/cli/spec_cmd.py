@@ -182,14 +182,19 @@ def _index(spec: Spec, args: argparse.Namespace) -> int:
             for name in spec.operators
         }
         return _emit(args, data, text)
-    if not args.output:
+    return _print_or_write(args.output, text, "the index", f"{len(spec.operators)} operators")
+
+
+def _print_or_write(output: str | None, text: str, what: str, count: str) -> int:
+    """``text`` on stdout, or into the file ``output`` (one line if it cannot be)."""
+    if not output:
         print(text, end="")
         return 0
     try:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"{args.output}: cannot write the index: {exc.strerror}") from None
-    print(f"wrote {args.output} ({len(spec.operators)} operators)")
+        raise UsageError(f"{output}: cannot write {what}: {exc.strerror}") from None
+    print(f"wrote {output} ({count})")
     return 0
 
 
@@ -241,15 +246,7 @@ def _modes(spec: Spec, args: argparse.Namespace) -> int:
             for m in spec.modes()
         ]
         return _emit(args, data, text)
-    if not args.output:
-        print(text, end="")
-        return 0
-    try:
-        Path(args.output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{args.output}: cannot write the mode table: {exc.strerror}") from None
-    print(f"wrote {args.output} ({len(spec.modes())} modes)")
-    return 0
+    return _print_or_write(args.output, text, "the mode table", f"{len(spec.modes())} modes")
 
 
 def _levels(spec: Spec, args: argparse.Namespace) -> int:

@@ -191,8 +191,11 @@ def intdiv(ctx: OpContext) -> Result:
         fits = f"apply_intdiv_s: {RANGE}"
     checks = [("value2 != 0", b != 0)]
     if pseudocode_1_1(ctx.revision):
-        int64_min = np.iinfo(np.int64).min
-        checks.append((INTDIV_INT64_MIN_CLAUSE, ~((a == int64_min) & (b == -1))))
+        # In int64, against an int64 scalar: numpy 2.1 crashes comparing a broadcast
+        # (zero-stride) int32 view with a Python int outside int32 (a segfault).
+        int64_min = np.int64(np.iinfo(np.int64).min)
+        a64, b64 = ar.as_int(a), ar.as_int(b)
+        checks.append((INTDIV_INT64_MIN_CLAUSE, ~((a64 == int64_min) & (b64 == -1))))
     checks.append((fits, q <= dt.int_range.max))
     ar.require_each(ctx, shape, checks, {"value1": a, "value2": b})
     return {"output": q}

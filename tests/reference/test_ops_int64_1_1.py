@@ -135,6 +135,15 @@ def test_intdiv_i64_min_by_minus_one_is_unpredictable() -> None:
     same(got, [-(1 << 62), -MAX, -3])
 
 
+def test_intdiv_i32_broadcast_operand() -> None:
+    # A broadcast i32 operand (a zero-stride view) compared with INT64_MIN as a Python
+    # int crashed numpy 2.1 (a segfault in generate); 7 / 2 = 3, -7 / 2 = -3 (toward 0).
+    a = np.array([[7, -7]], np.int32)
+    b = np.full((3, 2), 2, np.int32)
+    got = valid(binary("INTDIV", a, b, "i32"))
+    np.testing.assert_array_equal(got, [[3, -3]] * 3)
+
+
 def test_intdiv_i32_min_by_minus_one_fails_the_range_test_in_1_1_too() -> None:
     # INT32_MIN / -1 = 2**31: a_i64 is not INT64_MIN, so the range REQUIRE fails
     got = binary("INTDIV", [-(1 << 31)], [-1], "i32")
