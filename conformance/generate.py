@@ -9,13 +9,15 @@ any number of processes, and the pack is byte-identical whatever ``--jobs`` is.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import signal
+import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -546,7 +548,7 @@ def _run_jobs(
             progress(i + 1, len(jobs))
         return results
     parent = os.getpid()
-    with ProcessPoolExecutor(
+    with _quiet_broken_pool(), ProcessPoolExecutor(
         max_workers=workers, initializer=_job_worker_start, initargs=(parent,)
     ) as pool:
         # chunks keep per-task overhead low; order of completion does not matter
@@ -564,6 +566,24 @@ def _run_jobs(
                 "no pack.json was written: run again with --jobs 1 to see the vector"
             ) from None
     return results
+
+
+@contextlib.contextmanager
+def _quiet_broken_pool() -> Iterator[None]:
+    """When a worker dies, the pool's management thread can raise InvalidStateError on a
+    cancelled future (a race in concurrent.futures) and print its traceback above our
+    one-line message; that thread's error says nothing the message does not."""
+    before = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if not isinstance(args.exc_value, InvalidStateError):
+            before(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = before
 
 
 def _job_worker_start(parent: int) -> None:
