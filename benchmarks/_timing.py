@@ -6,6 +6,7 @@ importable from the script's own folder.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -19,10 +20,96 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-# Our claim profile -> the tosa-tools profile with the same data types. MI includes BI in
-# our claim model, while tosa-pro-fp has no integer modes, so the MI rows are not the same
-# set of modes: the docs say so beside the tables.
-ARM_PROFILE = {"BI": "tosa-pro-int", "MI": "tosa-pro-fp"}
+OUR_TOOL = "tosa-conformance"
+
+
+@dataclass(frozen=True)
+class TosaRevision:
+    """One TOSA revision as the benchmarks name it to each tool: our ``--tosa`` and
+    profiles, and the tosa-tools ``--profile`` and ``--tosa-version`` that match them."""
+
+    name: str  # our --tosa
+    int_profile: str  # our profile of the integer modes
+    fp_profile: str  # our profile of the floating-point modes
+    # The 2024 draft's MI claim includes BI, so its MI rows hold integer modes that
+    # tosa-pro-fp has not; 1.0's PRO-FP is floating point only, like tosa-pro-fp.
+    fp_includes_int: bool
+    # tosa-tools' --tosa-version (it knows 1.0.2 and 1.1.0-draft); None: its default,
+    # as the 2024 draft's recorded runs had it.
+    arm_version: str | None
+
+    @property
+    def ours(self) -> list[str]:
+        """Our global option, given before the command on every command line."""
+        return ["--tosa", self.name]
+
+    @property
+    def profiles(self) -> list[str]:
+        return [self.int_profile, self.fp_profile]
+
+    @property
+    def every_mode(self) -> list[str]:
+        """The profiles of a claim with every mode, integer and floating point."""
+        return [self.fp_profile] if self.fp_includes_int else self.profiles
+
+    def arm_profile(self, profile: str) -> str:
+        """The tosa-tools profile with the data types of our ``profile``."""
+        return {self.int_profile: "tosa-pro-int", self.fp_profile: "tosa-pro-fp"}[profile]
+
+    @property
+    def arm_version_args(self) -> list[str]:
+        return [] if self.arm_version is None else ["--tosa-version", self.arm_version]
+
+
+TOSA_REVISIONS = {
+    r.name: r
+    for r in (
+        TosaRevision("1.0", "PRO-INT", "PRO-FP", False, "1.0.2"),
+        TosaRevision("1.1-draft", "PRO-INT", "PRO-FP", False, "1.1.0-draft"),
+        TosaRevision("2024-04-draft", "BI", "MI", True, None),
+    )
+}
+# The tool's own default (conformance.revisions.DEFAULT_REVISION), passed explicitly so
+# that $TOSA_CONFORMANCE_REVISION cannot change what a benchmark measures.
+DEFAULT_TOSA = "1.0"
+
+
+def add_tosa_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--tosa",
+        default=DEFAULT_TOSA,
+        choices=list(TOSA_REVISIONS),
+        metavar="REVISION",
+        help=f"the TOSA revision of our packs: {', '.join(TOSA_REVISIONS)} "
+        f"(default {DEFAULT_TOSA}); it names the profiles",
+    )
+
+
+def profiles_option(
+    ap: argparse.ArgumentParser,
+    text: str | None,
+    rev: TosaRevision,
+    default: Sequence[str] | None = None,
+) -> list[str]:
+    """Our profiles from a comma-separated option; when it is not given, ``default`` or
+    else the revision's two. A name of another revision is refused with the ``--tosa``
+    that has it."""
+    if text is None:
+        return list(default) if default is not None else rev.profiles
+    profiles = [p for p in text.split(",") if p]
+    for p in profiles:
+        if p in rev.profiles:
+            continue
+        has = [r.name for r in TOSA_REVISIONS.values() if p in r.profiles]
+        hint = f" ({p} is a profile of --tosa {has[0]})" if has else ""
+        ap.error(f"--tosa {rev.name} has no profile {p}; choose from {rev.profiles}{hint}")
+    return profiles
+
+
+def generate_argv(rev: TosaRevision, profiles: Sequence[str], *options: str) -> list[str]:
+    """``tosa-conformance --tosa REV generate --profile P ... OPTIONS``."""
+    claim = [arg for p in profiles for arg in ("--profile", p)]
+    return [OUR_TOOL, *rev.ours, "generate", *claim, *options]
 
 
 @dataclass

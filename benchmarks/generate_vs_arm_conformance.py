@@ -13,8 +13,12 @@ records reference results only for tests without a ``compliance`` block; the oth
 their results from Arm's reference model when the tests are run. Our level vectors
 (reported, never judged) have no expected result and do not count either.
 
+``--tosa`` chooses the revision of our packs (default 1.0) and with it the profiles
+(PRO-INT, PRO-FP; the 2024 draft's BI, MI) and Arm's ``--tosa-version`` (1.0.2 for 1.0,
+1.1.0-draft for 1.1-draft; Arm's default for the 2024 draft, as its recorded runs had it).
+
     python benchmarks/generate_vs_arm_conformance.py --jobs 2
-    python benchmarks/generate_vs_arm_conformance.py --profiles BI --bi-ops 'ADD|MUL'
+    python benchmarks/generate_vs_arm_conformance.py --profiles PRO-INT --int-ops 'ADD|MUL'
 """
 
 from __future__ import annotations
@@ -34,12 +38,17 @@ from pathlib import Path
 
 import numpy as np
 from _timing import (
-    ARM_PROFILE,
+    OUR_TOOL,
+    TOSA_REVISIONS,
     Timed,
+    TosaRevision,
+    add_tosa_option,
+    generate_argv,
     interpreter_bin_on_path,
     machine_line,
     markdown_table,
     package_version,
+    profiles_option,
     run_timed,
     tail,
     tree_bytes,
@@ -47,12 +56,9 @@ from _timing import (
 
 from strategies.shapes import DEFAULT_MAX_ELEMENTS
 
-OUR_TOOL = "tosa-conformance"
-# These benchmarks measure the 2024 draft's packs (their profiles BI/MI), as their
-# recorded numbers did; TOSA 1.0 is the tool's default now.
-DRAFT = ("--tosa", "2024-04-draft")
 ARM_TOOL = "tosa_verif_conformance_generator"
-DEFAULT_OPS = {"BI": "ADD|MUL|CONV2D|RESCALE", "MI": "ADD|MATMUL|CONV2D"}
+# Operators of the integer profile (BI, PRO-INT) and of the floating-point one (MI, PRO-FP).
+DEFAULT_OPS = {"int": "ADD|MUL|CONV2D|RESCALE", "fp": "ADD|MATMUL|CONV2D"}
 # A second run of ours is worth its time only when the medians are further apart than this.
 CLOSE_ENOUGH = 1.25
 
@@ -150,13 +156,28 @@ def failed(tool: str, profile: str, max_elements: int | None, t: Timed) -> Suite
     return Suite(tool, profile, max_elements, " ".join(t.argv), False, t.wall, t.cpu)
 
 
-def run_arm(profile: str, ops: list[str], args: argparse.Namespace, root: Path) -> Suite:
-    out, build = root / f"arm-{profile}", root / f"arm-{profile}-build"
+def arm_argv(
+    rev: TosaRevision,
+    profile: str,
+    ops: list[str],
+    args: argparse.Namespace,
+    out: Path,
+    build: Path,
+) -> list[str]:
     argv = [ARM_TOOL, "--operators", *(op.lower() for op in ops), "--profile", profile]
+    argv += rev.arm_version_args
     argv += ["--test-type", "both", "--output-type", args.arm_output_type, "-j", str(args.jobs)]
     argv += ["--output-directory", str(out), "--build-directory", str(build)]
     if args.arm_ref_model is not None:
         argv += ["--ref-model-path", str(args.arm_ref_model)]
+    return argv
+
+
+def run_arm(
+    rev: TosaRevision, profile: str, ops: list[str], args: argparse.Namespace, root: Path
+) -> Suite:
+    out, build = root / f"arm-{profile}", root / f"arm-{profile}-build"
+    argv = arm_argv(rev, profile, ops, args, out, build)
     t = run_timed(argv, timeout=args.timeout)
     if args.keep is None:
         shutil.rmtree(build, ignore_errors=True)
@@ -171,15 +192,25 @@ def run_arm(profile: str, ops: list[str], args: argparse.Namespace, root: Path) 
     return measured(Suite("Arm", profile, None, " ".join(argv), True, t.wall, t.cpu), tests, out)
 
 
+def ours_argv(
+    rev: TosaRevision, profile: str, ops: list[str], max_elements: int | None, jobs: int, out: Path
+) -> list[str]:
+    options = ["--ops", "|".join(ops), "-o", str(out), "--jobs", str(jobs), "--quiet"]
+    if max_elements is not None:
+        options += ["--max-elements", str(max_elements)]
+    return generate_argv(rev, [profile], *options)
+
+
 def run_ours(
-    profile: str, ops: list[str], max_elements: int | None, args: argparse.Namespace, root: Path
+    rev: TosaRevision,
+    profile: str,
+    ops: list[str],
+    max_elements: int | None,
+    args: argparse.Namespace,
+    root: Path,
 ) -> Suite:
     out = root / f"ours-{profile}-{max_elements or 'default'}"
-    argv = [OUR_TOOL, *DRAFT, "generate", "--profile", profile, "--ops", "|".join(ops)]
-    argv += ["-o", str(out)]
-    argv += ["--jobs", str(args.jobs), "--quiet"]
-    if max_elements is not None:
-        argv += ["--max-elements", str(max_elements)]
+    argv = ours_argv(rev, profile, ops, max_elements, args.jobs, out)
     t = run_timed(argv, timeout=args.timeout)
     if t.returncode != 0 or t.timed_out:
         return failed("ours", profile, max_elements, t)
@@ -259,26 +290,45 @@ def ratios_table(pairs: list[tuple[Suite, Suite]]) -> str:
     return markdown_table(header, body)
 
 
-def compare(profile: str, ops: list[str], args: argparse.Namespace, root: Path) -> list[Suite]:
-    arm_profile = ARM_PROFILE[profile]
+def compare(
+    rev: TosaRevision, profile: str, ops: list[str], args: argparse.Namespace, root: Path
+) -> list[Suite]:
+    arm_profile = rev.arm_profile(profile)
     print(f"Arm {arm_profile} {' '.join(op.lower() for op in ops)} ...", flush=True)
-    arm = run_arm(arm_profile, ops, args, root)
+    arm = run_arm(rev, arm_profile, ops, args, root)
     if args.max_elements is not None:
         print(f"ours {profile} --max-elements {args.max_elements} ...", flush=True)
-        return [arm, run_ours(profile, ops, args.max_elements, args, root)]
+        return [arm, run_ours(rev, profile, ops, args.max_elements, args, root)]
     print(f"ours {profile} (default --max-elements) ...", flush=True)
-    ours = run_ours(profile, ops, None, args, root)
+    ours = run_ours(rev, profile, ops, None, args, root)
     if not (arm.ok and ours.ok) or (budget := matched_budget(arm, ours)) is None:
         return [arm, ours]
     print(f"ours {profile} --max-elements {budget} ...", flush=True)
-    return [arm, ours, run_ours(profile, ops, budget, args, root)]
+    return [arm, ours, run_ours(rev, profile, ops, budget, args, root)]
+
+
+def profile_ops(rev: TosaRevision, profile: str, args: argparse.Namespace) -> list[str]:
+    text = args.int_ops if profile == rev.int_profile else args.fp_ops
+    return [op for op in text.split("|") if op]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profiles", default="BI,MI", help="our profiles, comma separated")
-    for p, ops in DEFAULT_OPS.items():
-        ap.add_argument(f"--{p.lower()}-ops", default=ops, help=f"{p} operators (default {ops})")
+    add_tosa_option(ap)
+    ap.add_argument(
+        "--profiles",
+        help="our profiles, comma separated (default: both of the revision, e.g. PRO-INT,PRO-FP)",
+    )
+    # --bi-ops and --mi-ops are the names the 2024 draft's recorded commands used.
+    for kind, old, ops in (("int", "bi", DEFAULT_OPS["int"]), ("fp", "mi", DEFAULT_OPS["fp"])):
+        ap.add_argument(
+            f"--{kind}-ops",
+            f"--{old}-ops",
+            dest=f"{kind}_ops",
+            default=ops,
+            help=f"operators of the {kind} profile, {old.upper()} or PRO-{kind.upper()} "
+            f"(default {ops})",
+        )
     ap.add_argument("--jobs", type=int, default=2, help="worker processes of each tool")
     ap.add_argument("--max-elements", type=int, help="ours at this budget only (no matching)")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per run (default 1200)")
@@ -288,9 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args(argv)
 
-    profiles = [p for p in args.profiles.split(",") if p]
-    if unknown := [p for p in profiles if p not in ARM_PROFILE]:
-        ap.error(f"unknown profile(s) {unknown}; choose from {sorted(ARM_PROFILE)}")
+    rev = TOSA_REVISIONS[args.tosa]
+    profiles = profiles_option(ap, args.profiles, rev)
     # Arm's generator starts tosa_verif_build_tests and tosa_verif_run_tests by name.
     interpreter_bin_on_path()
     for tool in (OUR_TOOL, ARM_TOOL):
@@ -304,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine_line()}")
     print(
         f"tosa-conformance {package_version('tosa-conformance')}, "
-        f"tosa-tools {package_version('tosa-tools')}; --jobs {args.jobs} for both; "
+        f"tosa-tools {package_version('tosa-tools')}; --tosa {rev.name} "
+        f"(Arm --tosa-version {rev.arm_version or 'default'}); --jobs {args.jobs} for both; "
         f"Arm --output-type {args.arm_output_type}"
     )
     tmp = tempfile.TemporaryDirectory(prefix="bench-conformance-") if args.keep is None else None
@@ -313,14 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     suites: list[Suite] = []
     try:
         for profile in profiles:
-            ops = [op for op in getattr(args, f"{profile.lower()}_ops").split("|") if op]
-            suites += compare(profile, ops, args, root)
+            suites += compare(rev, profile, profile_ops(rev, profile, args), args, root)
     finally:
         if tmp is not None:
             tmp.cleanup()
 
     arm_of = {s.profile: s for s in suites if s.tool == "Arm"}
-    pairs = [(s, arm_of[ARM_PROFILE[s.profile]]) for s in suites if s.tool == "ours"]
+    pairs = [(s, arm_of[rev.arm_profile(s.profile)]) for s in suites if s.tool == "ours"]
     print()
     print(suites_table(suites))
     print()
@@ -331,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"outputs kept in {args.keep}")
     if args.json is not None:
         doc = {"started": started.isoformat(), "machine": machine_line(), "jobs": args.jobs}
+        doc["tosa"], doc["arm_tosa_version"] = rev.name, rev.arm_version
         doc["suites"] = [asdict(s) for s in suites]
         args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return 0 if all(s.ok for s in suites) else 1

@@ -9,7 +9,11 @@ CPU time counts the workers and their compiler helpers (each worker waits for it
 helper when it ends), so it is the fair measure on a shared machine; wall time is what
 a user waits.  A run selecting no vector gives the fixed cost of a run.
 
+``--tosa`` chooses the revision of the generated pack (default 1.0); its default claim has
+every mode, integer and floating point: PRO-INT and PRO-FP, or the 2024 draft's MI.
+
     python benchmarks/iree_backend.py
+    python benchmarks/iree_backend.py --tosa 2024-04-draft
     python benchmarks/iree_backend.py --pack /tmp/iree-full --jobs-list 2 --repeat 1
 """
 
@@ -24,12 +28,19 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _timing import machine_line, markdown_table, package_version, run_timed, tail
+from _timing import (
+    OUR_TOOL,
+    TOSA_REVISIONS,
+    add_tosa_option,
+    generate_argv,
+    machine_line,
+    markdown_table,
+    package_version,
+    profiles_option,
+    run_timed,
+    tail,
+)
 
-OUR_TOOL = "tosa-conformance"
-# These benchmarks measure the 2024 draft's packs (their profiles BI/MI), as their
-# recorded numbers did; TOSA 1.0 is the tool's default now.
-DRAFT = ("--tosa", "2024-04-draft")
 NO_VECTOR = "(?!)"  # a --vectors pattern that matches no name: the run's fixed cost
 
 
@@ -98,8 +109,13 @@ def table(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_tosa_option(ap)
     ap.add_argument("--pack", type=Path, help="time this pack instead of generating one")
-    ap.add_argument("--profile", default="MI", help="profile of the generated pack")
+    ap.add_argument(
+        "--profile",
+        help="profiles of the generated pack, comma separated (default: every mode, "
+        "PRO-INT,PRO-FP; MI for the 2024 draft)",
+    )
     ap.add_argument("--ops", default="ADD|MUL|CAST|CONV2D|MATMUL|REDUCE_SUM|RESCALE|TRANSPOSE")
     ap.add_argument("--examples", type=int, default=2, help="valid vectors per (operator, mode)")
     ap.add_argument("--backends", default="iree:1,iree", help="backend specs to time")
@@ -111,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{OUR_TOOL} is not on PATH: pip install -e '.[iree]'")
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    rev = TOSA_REVISIONS[args.tosa]
+    profiles = profiles_option(ap, args.profile, rev, rev.every_mode)
 
     print(f"# iree_backend, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine_line()}")
@@ -124,12 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         pack = args.pack
         if pack is None:
             pack = work / "pack"
-            gen = [OUR_TOOL, *DRAFT, "generate", "--profile", args.profile, "--ops", args.ops]
-            gen += ["--examples", str(args.examples), "--no-targeted", "--no-levels"]
+            gen = generate_argv(rev, profiles, "--ops", args.ops, "--examples", str(args.examples))
+            gen += ["--no-targeted", "--no-levels"]
             t = run_timed([*gen, "-o", str(pack), "--quiet"])
             if t.returncode != 0:
                 raise SystemExit(f"{' '.join(gen)} exited {t.returncode}:\n{tail(t.output)}")
-        print(f"pack: {pack} ({count_vectors(pack)} vectors)", flush=True)
+        made = "" if args.pack else f", --tosa {rev.name} --profile {','.join(profiles)}"
+        print(f"pack: {pack} ({count_vectors(pack)} vectors{made})", flush=True)
         rows = [
             measure(pack, backend, int(jobs), args.repeat, work)
             for backend in args.backends.split(",")

@@ -10,7 +10,11 @@ it is the fixed cost of a run (interpreter start-up, imports, opening the pack, 
 worker and its backend), so that ``(wall - fixed) / vectors`` is what each further vector
 adds: the isolation round trip, loading the vector, the backend, the judgement.
 
+``--tosa`` chooses the revision of the generated pack (default 1.0); its default claim has
+every mode, integer and floating point: PRO-INT and PRO-FP, or the 2024 draft's MI.
+
     python benchmarks/runner_overhead.py
+    python benchmarks/runner_overhead.py --tosa 2024-04-draft
     python benchmarks/runner_overhead.py --pack my-pack --jobs-list 1,2 --repeat 5
 """
 
@@ -27,12 +31,19 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _timing import Timed, machine_line, markdown_table, run_timed, tail
+from _timing import (
+    OUR_TOOL,
+    TOSA_REVISIONS,
+    Timed,
+    add_tosa_option,
+    generate_argv,
+    machine_line,
+    markdown_table,
+    profiles_option,
+    run_timed,
+    tail,
+)
 
-OUR_TOOL = "tosa-conformance"
-# These benchmarks measure the 2024 draft's packs (their profiles BI/MI), as their
-# recorded numbers did; TOSA 1.0 is the tool's default now.
-DRAFT = ("--tosa", "2024-04-draft")
 ARM_BACKEND = "tosa-reference-model"
 NO_VECTOR = "(?!)"  # a --vectors pattern that matches no name: the run's fixed cost
 
@@ -136,8 +147,13 @@ def table(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_tosa_option(ap)
     ap.add_argument("--pack", type=Path, help="time this pack instead of generating one")
-    ap.add_argument("--profile", default="MI", help="profile of the generated pack")
+    ap.add_argument(
+        "--profile",
+        help="profiles of the generated pack, comma separated (default: every mode, "
+        "PRO-INT,PRO-FP; MI for the 2024 draft)",
+    )
     ap.add_argument("--ops", default="ADD|SUB|ABS|MUL", help="operators of the generated pack")
     ap.add_argument("--examples", type=int, default=3, help="valid vectors per (operator, mode)")
     ap.add_argument("--jobs-list", default="1,2", help="--jobs values to time (default 1,2)")
@@ -152,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     jobs_list = [int(j) for j in args.jobs_list.split(",") if j]
+    rev = TOSA_REVISIONS[args.tosa]
+    profiles = profiles_option(ap, args.profile, rev, rev.every_mode)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
     if shutil.which(OUR_TOOL) is None:
@@ -187,13 +205,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pack: {pack} ({count_vectors(pack)} vectors)")
         else:
             pack = work / "pack"
-            gen = [OUR_TOOL, *DRAFT, "generate", "--profile", args.profile, "--ops", args.ops]
-            gen += ["--examples", str(args.examples), "-o", str(pack), "--quiet"]
+            gen = generate_argv(rev, profiles, "--ops", args.ops, "--examples", str(args.examples))
+            gen += ["-o", str(pack), "--quiet"]
             t = run_timed(gen)
             if t.returncode != 0:
                 raise SystemExit(f"{' '.join(gen)} exited {t.returncode}:\n{tail(t.output)}")
             print(
-                f"pack: --profile {args.profile} --ops '{args.ops}' --examples {args.examples}: "
+                f"pack: --tosa {rev.name} --profile {','.join(profiles)} --ops '{args.ops}' "
+                f"--examples {args.examples}: "
                 f"{count_vectors(pack)} vectors, generated in {t.wall:.1f} s wall, "
                 f"{t.cpu:.1f} s CPU"
             )
@@ -218,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "started": started.isoformat(),
             "machine": machine_line(),
             "median_of": args.repeat,
+            "tosa": None if args.pack else rev.name,  # of the pack it generated
             "arm": arm_note,
             "rows": [asdict(r) for r in rows],
         }

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from conformance import dtypes, errata
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from conformance.dtypes import DType
 from conformance.graph import AttrValue, Block, Graph, Operator, Region, Tensor, Version
 from conformance.spec import Argument, OperatorSpec, Spec, TypeSupport, load_spec
@@ -133,7 +134,8 @@ def _attribute_kind_problem(arg: Argument, value: AttrValue, enums: Collection[s
     if et in ("size_t", "tensor_size_t") and isinstance(value, tuple | list):  # var_shape
         ok = all(isinstance(v, int | np.integer) for v in value)
         return None if ok else "expected a list of integers"
-    return None if isinstance(value, np.ndarray) else "expected an array"
+    # A block-scaled CONST's values are its (values, scales) pair.
+    return None if isinstance(value, np.ndarray | BlockScaled) else "expected an array"
 
 
 def bind_types(
@@ -150,28 +152,59 @@ def bind_types(
     for group in (operands.inputs, operands.outputs):
         for arg_name, names in group.items():
             arg = op_spec.argument(arg_name)
-            for name in names:
+            for position, name in enumerate(names):
                 t = tensors[name]
                 et = arg.element_type
                 if arg.type in ("shape_t", "shape_list_t"):
                     if t.dtype is not dtypes.SHAPE:
                         problems.append(f"{op_spec.name} {arg_name} must be a shape, got {t.dtype}")
                     continue
+                if arg.is_scaled_list:
+                    # (values, scales): the first member binds the element type, the
+                    # second the scale type; a third binds nothing (an ERROR_IF of the
+                    # operator's: a list of one or two).
+                    if position < 2:
+                        var = et if position == 0 else arg.scale_element_type
+                        _bind(op_spec, bound, problems, var, arg_name, t.dtype)
+                    continue
                 if et in ("-", "") or arg.is_list:
                     continue
-                # A type variable the operator declares (1.0's index_t) binds too.
-                if _is_type_variable(et) or et in op_spec.types:
-                    prev = bound.setdefault(et, t.dtype)
-                    if prev is not t.dtype:
-                        problems.append(
-                            f"{op_spec.name} {arg_name} is {t.dtype} but {et} is already {prev} "
-                            "from another argument"
-                        )
-                else:
-                    want = dtypes.dtype(et)
-                    if want is not t.dtype:
-                        problems.append(f"{op_spec.name} {arg_name} must be {want}, got {t.dtype}")
+                _bind(op_spec, bound, problems, et, arg_name, t.dtype)
     return bound, problems
+
+
+def _bind(
+    op_spec: OperatorSpec,
+    bound: dict[str, DType],
+    problems: list[str],
+    et: str,
+    arg_name: str,
+    dt: DType,
+) -> None:
+    # A type variable the operator declares (1.0's index_t) binds too.
+    if _is_type_variable(et) or et in op_spec.types:
+        prev = bound.setdefault(et, dt)
+        if prev is not dt:
+            problems.append(
+                f"{op_spec.name} {arg_name} is {dt} but {et} is already {prev} "
+                "from another argument"
+            )
+    else:
+        want = dtypes.dtype(et)
+        if want is not dt:
+            problems.append(f"{op_spec.name} {arg_name} must be {want}, got {dt}")
+
+
+def _scale_types(op_spec: OperatorSpec) -> set[str]:
+    """The type variables of the second members of the operator's block-scaled lists."""
+    return {a.scale_element_type for a in op_spec.arguments if a.is_scaled_list}
+
+
+def _scaled_as_bound(mode: TypeSupport, scale_types: set[str], bound: dict[str, DType]) -> bool:
+    """A mode whose scale type is a type takes lists of values and scales, one whose
+    scale type is "-" lists of values alone: a list of two needs the first, of one the
+    second."""
+    return all((mode.bindings.get(var, "-") == "-") == (var not in bound) for var in scale_types)
 
 
 def acc_type_dtype(name: str) -> DType | None:
@@ -196,8 +229,11 @@ def find_mode(
         if acc_dt is None:
             return None
         bound = {**bound, "acc_t": acc_dt}
+    scale_types = _scale_types(op_spec)
     for mode in op_spec.modes:
-        if all(_agrees(mode, var, dt, attributes) for var, dt in bound.items()):
+        if all(
+            _agrees(mode, var, dt, attributes) for var, dt in bound.items()
+        ) and _scaled_as_bound(mode, scale_types, bound):
             return mode
     return None
 
@@ -244,20 +280,29 @@ class BlockBuilder:
         name: str,
         shape: Sequence[int],
         dtype: DType | str,
-        data: np.ndarray | None = None,
+        data: TensorValue | None = None,
         **flags: bool | str,
     ) -> str:
+        """Declare a tensor; ``data`` makes it a constant (for a block-scaled type, a
+        :class:`~conformance.block_tensor.BlockScaled` of that type)."""
         if name in self.block.tensors:
             raise GraphError(f"block {self.name!r}: tensor {name!r} is declared twice")
         dt = dtypes.dtype(dtype) if isinstance(dtype, str) else dtype
         shape = tuple(int(s) for s in shape)
+        t = Tensor(name, shape, dt, **flags)  # type: ignore[arg-type]
         if data is not None:
-            data = np.asarray(data)
-            if tuple(data.shape) != shape:
+            value: TensorValue = data if isinstance(data, BlockScaled) else np.asarray(data)
+            if isinstance(value, BlockScaled) != is_block_scaled(dt) or (
+                isinstance(value, BlockScaled) and value.dtype is not dt
+            ):
+                held = value.dtype if isinstance(value, BlockScaled) else "an array"
+                raise GraphError(f"tensor {name!r} of type {dt}: data is {held}")
+            if tuple(value.shape) != shape:
                 raise GraphError(
-                    f"tensor {name!r}: data shape {list(data.shape)} != declared {list(shape)}"
+                    f"tensor {name!r}: data shape {list(value.shape)} != declared {list(shape)}"
                 )
-        self.block.tensors[name] = Tensor(name, shape, dt, data, **flags)  # type: ignore[arg-type]
+            t.set_constant(value)
+        self.block.tensors[name] = t
         return name
 
     def input(self, name: str, shape: Sequence[int], dtype: DType | str) -> str:
@@ -340,7 +385,7 @@ def single_operator_graph(
     outputs: Sequence[TensorSpec],
     attributes: dict[str, AttrValue] | None = None,
     *,
-    constants: dict[str, np.ndarray] | None = None,
+    constants: dict[str, TensorValue] | None = None,
     spec: Spec | None = None,
     strict: bool = True,
 ) -> Graph:
@@ -353,7 +398,7 @@ def single_operator_graph(
         if name in block.block.tensors:
             continue  # the same tensor used twice
         if name in constants:
-            block.tensor(name, shape, dt, data=np.asarray(constants[name]))
+            block.tensor(name, shape, dt, data=constants[name])
         else:
             block.input(name, shape, dt)
     for name, shape, dt in outputs:

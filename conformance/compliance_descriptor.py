@@ -33,6 +33,14 @@ class Mode(Enum):
     # integer outputs within a range around an fp64 scaling (TOSA 1.0 RESCALE with
     # INEXACT_ROUND); the bound tensor holds that scaling plus the output zero point
     INT_RANGE = "INT_RANGE"
+    # The values of a block-scaled cast (TOSA 1.1 CAST_TO_BLOCK_SCALED), judged together
+    # with the scale output the parameters name (tosa_reference_check_scale): each
+    # block's returned scale within 1 ulp of the reference scale, each value within
+    # its ulp of x / the returned scale.  The bound tensor holds the input x.
+    SCALED_VALUES = "SCALED_VALUES"
+    # The block scales a SCALED_VALUES output names: judged by that output's check,
+    # never on their own (the rule checks them once, against the values' blocks).
+    BLOCK_SCALES = "BLOCK_SCALES"
 
 
 class Magnitude(Enum):
@@ -156,6 +164,39 @@ class IntRangeParams:
         _require(isinstance(self.output_zp, int), f"output_zp must be an int: {self.output_zp}")
 
 
+@dataclass(frozen=True)
+class ScaledValuesParams:
+    """The partner output holding the scale of each block of ``block_size`` consecutive
+    values of the innermost dimension (its shape: the values' with that dimension
+    divided by ``block_size``)."""
+
+    scale_tensor_name: str
+    block_size: int
+
+    def __post_init__(self) -> None:
+        _require(
+            isinstance(self.scale_tensor_name, str) and bool(self.scale_tensor_name),
+            f"scale_tensor_name must name an output: {self.scale_tensor_name!r}",
+        )
+        _require(
+            isinstance(self.block_size, int) and self.block_size >= 2,
+            f"block_size must be an int >= 2: {self.block_size}",
+        )
+
+
+@dataclass(frozen=True)
+class BlockScalesParams:
+    """The SCALED_VALUES output these are the block scales of."""
+
+    value_tensor_name: str
+
+    def __post_init__(self) -> None:
+        _require(
+            isinstance(self.value_tensor_name, str) and bool(self.value_tensor_name),
+            f"value_tensor_name must name an output: {self.value_tensor_name!r}",
+        )
+
+
 Params = (
     UlpParams
     | AbsErrorParams
@@ -163,6 +204,8 @@ Params = (
     | ResizeParams
     | DotProductParams
     | IntRangeParams
+    | ScaledValuesParams
+    | BlockScalesParams
 )
 
 _PARAMS_FOR_MODE: dict[Mode, type | None] = {
@@ -174,6 +217,8 @@ _PARAMS_FOR_MODE: dict[Mode, type | None] = {
     Mode.RESIZE: ResizeParams,
     Mode.DOT_PRODUCT: DotProductParams,
     Mode.INT_RANGE: IntRangeParams,
+    Mode.SCALED_VALUES: ScaledValuesParams,
+    Mode.BLOCK_SCALES: BlockScalesParams,
 }
 
 
@@ -198,7 +243,13 @@ class ComplianceDescriptor:
             got is want,
             f"{self.mode.value} takes {_type_name(want)} parameters, got {_type_name(got)}",
         )
-        if self.mode in (Mode.EXACT, Mode.INT_RANGE):
+        if self.mode is Mode.SCALED_VALUES:
+            # mxint8 is a fixed-point value type of the block-scaled casts
+            _require(
+                self.dtype.is_float or self.dtype.kind == "fixed",
+                f"SCALED_VALUES needs a float or fixed-point output, not {self.dtype}",
+            )
+        elif self.mode in (Mode.EXACT, Mode.INT_RANGE):
             _require(
                 not self.dtype.is_float,
                 f"{self.mode.value} is for integer, bool and shape outputs; use EXACT_NAN "
@@ -213,7 +264,16 @@ class ComplianceDescriptor:
     @property
     def needs_bound(self) -> bool:
         """Whether ``check`` needs a per-element bound tensor for this descriptor."""
-        return self.mode in (Mode.ABS_ERROR, Mode.DOT_PRODUCT, Mode.INT_RANGE)
+        return self.mode in (Mode.ABS_ERROR, Mode.DOT_PRODUCT, Mode.INT_RANGE, Mode.SCALED_VALUES)
+
+    @property
+    def partner(self) -> str | None:
+        """The other output this one is judged together with, if any."""
+        if isinstance(self.params, ScaledValuesParams):
+            return self.params.scale_tensor_name
+        if isinstance(self.params, BlockScalesParams):
+            return self.params.value_tensor_name
+        return None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode.value, "dtype": self.dtype.name, "rule": self.rule}
@@ -257,6 +317,10 @@ def _params_to_json(p: Params) -> dict[str, Any]:
         return {"input_abs_max": p.input_abs_max}
     if isinstance(p, IntRangeParams):
         return {"output_zp": p.output_zp, "unsigned": p.unsigned}
+    if isinstance(p, ScaledValuesParams):
+        return {"scale_tensor_name": p.scale_tensor_name, "block_size": p.block_size}
+    if isinstance(p, BlockScalesParams):
+        return {"value_tensor_name": p.value_tensor_name}
     return {
         "ks": p.ks,
         "data_set": p.data_set,

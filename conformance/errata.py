@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from conformance.expressions import Num
+
 if TYPE_CHECKING:
     from conformance.spec import OperatorSpec, TypeSupport
 
@@ -120,6 +122,24 @@ def _name_repeated_modes(op: OperatorSpec) -> OperatorSpec:
     return replace(op, modes=tuple(modes)) if modes != list(op.modes) else op
 
 
+# ROW_GATHER_BLOCK_SCALED's list members: [N,K,C] / [N,K,C/block_size] values and
+# [N,W*row_count,C] / [N,W*row_count,C/block_size] outputs, all of rank 3.
+_ROW_GATHER_LISTS = ("values", "output")
+
+
+def _row_gather_lists_rank_3(op: OperatorSpec) -> OperatorSpec:
+    args = []
+    for a in op.arguments:
+        wrong = (
+            a.name in _ROW_GATHER_LISTS
+            and isinstance(a.rank_min, Num)
+            and isinstance(a.rank_max, Num)
+            and (a.rank_min.value, a.rank_max.value) == (4, 4)
+        )
+        args.append(replace(a, rank_min=Num(3), rank_max=Num(3)) if wrong else a)
+    return replace(op, arguments=tuple(args)) if args != list(op.arguments) else op
+
+
 ERRATA: tuple[Erratum, ...] = (
     Erratum(
         id="undeclared-acc_t",
@@ -180,6 +200,16 @@ ERRATA: tuple[Erratum, ...] = (
         why="the other five bf16 modes of the operator name EXT-BF16 (and_name2), as every "
         "bf16 mode of the specification does",
         fix=_bf16_requires_ext_bf16,
+    ),
+    Erratum(
+        id="row_gather_block_scaled-rank",
+        operators=("ROW_GATHER_BLOCK_SCALED",),
+        xml_says="values and output (tensor lists) have rank 4..4",
+        we_use="rank 3..3: each member of either list has rank 3",
+        why="the same arguments' descriptions give the members' shapes as [N,K,C] and "
+        "[N,K,C/block_size] (values), [N,W*row_count,C] and [N,W*row_count,C/block_size] "
+        "(output), and the pseudocode reads and writes them with those three-index shapes",
+        fix=_row_gather_lists_rank_3,
     ),
     Erratum(
         id="repeated-mode",

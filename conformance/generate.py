@@ -418,7 +418,7 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
         )
         if vector is None or job.kind != "valid":
             return vector
-        facts = vector_facts(spec, vector)
+        facts = vector_facts(spec, vector, level)
         if job.aim is not None and job.aim not in facts:
             return None
         found["facts"] = frozenset(facts)
@@ -503,7 +503,7 @@ def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:
     """Place the value classes an edge case still lacks (strategies.fill); the reasons
     for those that cannot be placed, keyed by obligation."""
     from conformance.builder import map_operands
-    from strategies.fill import fill_values
+    from strategies.fill import fill_values, refusal
     from strategies.obligations import arg_dtype, pair_obligations, vector_facts
 
     block = case.graph.main
@@ -512,20 +512,25 @@ def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:
     op = block.operators[0]
     op_spec = spec.operator(op.op)
     mode = op_spec.mode(case.mode)
-    have = vector_facts(spec, case)
+    have = vector_facts(spec, case, level)
     operands = map_operands(op_spec, op)
     missing = []
+    refused: dict[str, str] = {}
     for o in pair_obligations(spec, level, op_spec, mode).obligations:
         if not o.key.startswith("value:") or o.key in have:
             continue
         _, arg_name, cls = o.key.split(":", 2)
+        if (why := refusal(case, op_spec.name, arg_name, cls)) is not None:
+            refused[o.key] = why
+            continue
         arg = op_spec.argument(arg_name)
         dt = arg_dtype(mode, arg)
         names = operands.inputs.get(arg_name, [])
         if dt is not None and names:
             missing.append((names[-1], dt, cls, o.key))
     reasons = fill_values(case, spec, level, [(n, d, c) for n, d, c, _ in missing])
-    return {key: reasons[f"{n}:{c}"] for n, _, c, key in missing if f"{n}:{c}" in reasons}
+    placed = {key: reasons[f"{n}:{c}"] for n, _, c, key in missing if f"{n}:{c}" in reasons}
+    return refused | placed
 
 
 def _run_jobs(

@@ -12,7 +12,8 @@ Attribute values are plain Python/numpy values:
 * fixed-length ``i32_t`` arrays (``pad``, ``stride``, ``perms``) -> ``tuple[int, ...]``;
 * enumerations (``acc_type``, ``mode``, variable ``type``) -> the enum value name (``"INT32"``);
 * element-typed scalars (``pad_const``, ``min_val``) -> ``int`` or ``float``;
-* tensors (CONST ``values``, VARIABLE ``initial_value``) -> ``numpy.ndarray``;
+* tensors (CONST ``values``, VARIABLE ``initial_value``) -> ``numpy.ndarray``; a
+  block-scaled CONST's ``values`` -> :class:`~conformance.block_tensor.BlockScaled`;
 * graphs (COND_IF/WHILE_LOOP) -> the name of a block in the same graph;
 * strings (CUSTOM) -> ``str``.
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from conformance.dtypes import DType
 
 AttrValue = Any  # int | bool | float | str | tuple[int, ...] | np.ndarray
@@ -32,6 +34,10 @@ AttrValue = Any  # int | bool | float | str | tuple[int, ...] | np.ndarray
 
 @dataclass
 class Tensor:
+    """A tensor of a block.  A constant holds ``data``; a constant of a block-scaled
+    type (TOSA 1.1 ``bs32_*``) holds its values in ``data`` and its scales in
+    ``scale_data``, as the 1.1 schema's TosaTensor does (:meth:`constant` pairs them)."""
+
     name: str
     shape: tuple[int, ...]
     dtype: DType
@@ -39,6 +45,30 @@ class Tensor:
     variable: bool = False
     is_unranked: bool = False
     variable_name: str = ""
+    scale_data: np.ndarray | None = None  # a block-scaled constant's scales
+
+    def constant(self) -> TensorValue | None:
+        """The constant's value: ``data``, or for a block-scaled tensor the
+        (values, scales) pair; None for a tensor without data.  ValueError for a
+        block-scaled tensor without scales, or scales on any other."""
+        if self.data is None:
+            if self.scale_data is not None:
+                raise ValueError(f"tensor {self.name!r} has scale_data but no data")
+            return None
+        if not is_block_scaled(self.dtype):
+            if self.scale_data is not None:
+                raise ValueError(f"tensor {self.name!r} of type {self.dtype} has scale_data")
+            return self.data
+        if self.scale_data is None:
+            raise ValueError(f"block-scaled tensor {self.name!r} has data but no scale_data")
+        return BlockScaled.of(self.dtype, self.data, self.scale_data)
+
+    def set_constant(self, value: TensorValue | None) -> None:
+        """Make the tensor a constant holding ``value`` (None: no data)."""
+        if isinstance(value, BlockScaled):
+            self.data, self.scale_data = value.values, value.scales
+        else:
+            self.data, self.scale_data = value, None
 
     @property
     def rank(self) -> int:

@@ -73,6 +73,12 @@ class _Source:
     flushed: frozenset[DType] = frozenset()
 
 
+def _arrays(values: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """The outputs held as arrays: a block-scaled output (its values and scales) has
+    no second reading (none of its types is flushed, and it ties no zero)."""
+    return {n: v for n, v in values.items() if isinstance(v, np.ndarray)}
+
+
 @dataclass
 class Rejudge:
     """The second readings of one vector, each evaluated at most once."""
@@ -85,8 +91,12 @@ class Rejudge:
         present = {t.dtype for b in self.vector.graph.blocks() for t in b.tensors.values()}
         self.types = flushable(self.declared) & frozenset(present)
 
-    def retry(self, name: str, actual: np.ndarray) -> Retried | None:
-        """The first second reading under which output ``name`` passes, if any."""
+    def retry(
+        self, name: str, actual: np.ndarray, partner_actual: np.ndarray | None = None
+    ) -> Retried | None:
+        """The first second reading under which output ``name`` passes, if any;
+        ``partner_actual``: what the backend returned for the output ``name`` is judged
+        with (a SCALED_VALUES output's scales), whose reference each reading has."""
         main = self.vector.graph.main
         out = main.tensors[name].dtype
         index = next((i for i, op in enumerate(main.operators) if name in op.outputs), None)
@@ -119,8 +129,17 @@ class Rejudge:
             if reading == FLUSH_OUTPUTS and not flushed:
                 continue
             check = src.checks[name]
+            partner = None
+            other = check.descriptor.partner
+            if other is not None and partner_actual is not None:
+                scale_t = main.tensors[other].dtype
+                partner = compliance.Partner(
+                    other, scale_t, np.asarray(src.expected[other]), partner_actual
+                )
             try:
-                verdict = compliance.check(adjusted, check.descriptor, actual, check.bound)
+                verdict = compliance.check(
+                    adjusted, check.descriptor, actual, check.bound, partner=partner
+                )
             except ValueError:
                 continue  # a reading whose checks cannot apply (e.g. another bound shape)
             if verdict.passed:
@@ -141,7 +160,7 @@ class Rejudge:
             outcome = evaluator.run(v.inputs)
             if not outcome.valid:
                 return None
-            return _Source(v.expected, v.checks, evaluator)
+            return _Source(_arrays(v.expected), v.checks, evaluator)
         from reference.flushing import flushed_expectation
 
         try:
@@ -158,7 +177,8 @@ class Rejudge:
             return None  # an output no rule describes under this reading
         if not exp.outcome.valid:
             return None  # flushed operands broke a rule: no such reading
-        return _Source(exp.outcome.outputs, exp.checks, evaluator, frozenset(evaluator.flushed))
+        outputs = _arrays(exp.outcome.outputs)
+        return _Source(outputs, exp.checks, evaluator, frozenset(evaluator.flushed))
 
     def _untie(
         self, src: _Source, index: int, expected: np.ndarray, actual: np.ndarray

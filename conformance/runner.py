@@ -33,6 +33,7 @@ from conformance.backends.base import (
     denormal_modes,
     identity_of,
 )
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from conformance.dtypes import DType, is_float_storage
 from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
 from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
@@ -128,6 +129,21 @@ def _as_storage(actual: Any, dt: Any) -> np.ndarray:
     return wide.astype(dt.storage)
 
 
+def _judge_block_scaled(vector: LoadedVector, name: str, value: TensorValue) -> OutputVerdict:
+    """The verdict on a block-scaled output (reference.compliance.composite); such an
+    output has no partner and no second reading."""
+    from reference import compliance
+
+    check = vector.checks.get(name)
+    if check is None or check.descriptor is None:
+        return OutputVerdict(name, True, "not checked")
+    try:
+        v = compliance.check(vector.expected[name], check.descriptor, value)
+    except ValueError as exc:
+        return OutputVerdict(name, False, f"unusable output: {exc}")
+    return OutputVerdict(name, v.passed, v.message, float(v.max_margin), int(v.failing_count))
+
+
 def judge(
     vector: LoadedVector,
     result: BackendResult,
@@ -166,33 +182,69 @@ def judge(
             **base, verdict=FAILED, detail=f"rejected a valid graph: {result.rejected}"
         )
     main = vector.graph.main
-    verdicts: list[OutputVerdict] = []
+    if not main.outputs:  # an operator with no outputs (ASSERT_EQUAL_SHAPE): it ran
+        return VectorResult(
+            **base, verdict=PASSED, detail="ran without error (the graph has no outputs)"
+        )
+    judged: dict[str, OutputVerdict] = {}
     worst: float | None = None
     retry: Rejudge | None = None
     observed: dict[str, str] = {}
     from reference import compliance
 
+    usable: dict[str, np.ndarray] = {}  # outputs in their storage, of the right shape
     for name in main.outputs:
         t = main.tensors[name]
         if name not in result.outputs:
-            verdicts.append(OutputVerdict(name, False, "no output produced"))
+            judged[name] = OutputVerdict(name, False, "no output produced")
+            continue
+        if is_block_scaled(t.dtype):  # values and scales, judged alone and exactly
+            judged[name] = _judge_block_scaled(vector, name, result.outputs[name])
+            margin = judged[name].margin
+            if margin is not None:
+                worst = margin if worst is None else max(worst, margin)
             continue
         try:
             actual = _as_storage(result.outputs[name], t.dtype)
             if tuple(actual.shape) != t.shape:
                 raise ValueError(f"shape {list(actual.shape)}, expected {list(t.shape)}")
-            check = vector.checks.get(name)
-            if check is None or check.descriptor is None:
-                verdicts.append(OutputVerdict(name, True, "not checked"))
-                continue
-            v = compliance.check(vector.expected[name], check.descriptor, actual, check.bound)
         except ValueError as exc:
-            verdicts.append(OutputVerdict(name, False, f"unusable output: {exc}"))
+            judged[name] = OutputVerdict(name, False, f"unusable output: {exc}")
+            continue
+        usable[name] = actual
+    for name, actual in usable.items():
+        t = main.tensors[name]
+        check = vector.checks.get(name)
+        if check is None or check.descriptor is None:
+            judged[name] = OutputVerdict(name, True, "not checked")
+            continue
+        if check.descriptor.mode is compliance.Mode.BLOCK_SCALES:
+            continue  # judged once, with the values output it names (below)
+        partner = None
+        other = check.descriptor.partner
+        if other is not None:
+            if other not in usable:
+                why = f"not judged: its scale output {other!r} is missing or unusable"
+                judged[name] = OutputVerdict(name, False, why)
+                continue
+            reference = vector.expected[other]
+            if not isinstance(reference, np.ndarray):  # a scale output is an array
+                judged[name] = OutputVerdict(name, False, f"unusable scale output {other!r}")
+                continue
+            partner = compliance.Partner(
+                other, main.tensors[other].dtype, reference, usable[other]
+            )
+        try:
+            v = compliance.check(
+                vector.expected[name], check.descriptor, actual, check.bound, partner=partner
+            )
+        except ValueError as exc:
+            judged[name] = OutputVerdict(name, False, f"unusable output: {exc}")
             continue
         reading, message = PLAIN, v.message
         if not v.passed:
             retry = retry or Rejudge(vector, denormals or {})
-            second = retry.retry(name, actual)
+            second = retry.retry(name, actual, partner.actual if partner is not None else None)
             if second is not None:
                 v, reading = second.verdict, second.reading
                 message = f"{NOTES[reading]}: {v.message}"
@@ -201,9 +253,21 @@ def judge(
             observed.setdefault(t.dtype.name, SUPPORTED)
         margin = float(v.max_margin)
         worst = margin if worst is None else max(worst, margin)
-        verdicts.append(
-            OutputVerdict(name, bool(v.passed), message, margin, int(v.failing_count), reading)
+        judged[name] = OutputVerdict(
+            name, bool(v.passed), message, margin, int(v.failing_count), reading
         )
+        if v.scales is not None:  # the scale output's part of the same check
+            s = v.scales
+            text = f"{s.message}, judged with {name}"
+            judged[s.name] = OutputVerdict(
+                s.name, s.passed, text, failing=s.failing_count, reading=reading
+            )
+    for name in main.outputs:  # scales whose values output could not be judged
+        if name not in judged:
+            d = vector.checks[name].descriptor
+            why = f"not judged: its values output {d.partner if d else None!r} was not judged"
+            judged[name] = OutputVerdict(name, False, why)
+    verdicts = [judged[name] for name in main.outputs]
     ok = all(o.passed for o in verdicts)
     detail = "; ".join(f"{o.name}: {o.message}" for o in verdicts)
     used = next((o.reading for o in verdicts if o.reading != PLAIN), PLAIN)
@@ -228,7 +292,10 @@ def backend_view(vector: LoadedVector) -> LoadedVector:
     return replace(
         vector,
         graph=copy.deepcopy(vector.graph),
-        inputs={k: np.array(v, copy=True) for k, v in vector.inputs.items()},
+        inputs={
+            k: v.copy() if isinstance(v, BlockScaled) else np.array(v, copy=True)
+            for k, v in vector.inputs.items()
+        },
         expected={},
         checks={},
         desc=copy.deepcopy(vector.desc),

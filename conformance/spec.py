@@ -72,6 +72,10 @@ class Argument:
     # (EXT-DYNAMIC). Empty in revisions without CTC rules.
     ctc: tuple[frozenset[str], ...] = ()
     ctc_remove: tuple[frozenset[str], ...] = ()
+    # TOSA 1.1's block-scaled tensor lists (tensor-element-scale-type): the type variable
+    # of the list's optional second member, the scales of the first ("" where the XML
+    # gives none).
+    scale_element_type: str = ""
 
     @property
     def is_tensor(self) -> bool:
@@ -80,6 +84,12 @@ class Argument:
     @property
     def is_list(self) -> bool:
         return self.type in ("tensor_list_t", "shape_list_t")
+
+    @property
+    def is_scaled_list(self) -> bool:
+        """A list of values and, optionally, their block scales (``(value_shape,
+        scale_shape)``): RESHAPE_BLOCK_SCALED's and ROW_GATHER_BLOCK_SCALED's."""
+        return self.type == "tensor_list_t" and self.scale_element_type not in ("", "-")
 
     def is_ctc(self, names: frozenset[str] | set[str]) -> bool:
         """Whether a claim of these names requires a compile-time-constant value here."""
@@ -438,6 +448,7 @@ def _parse_argument(el: etree._Element, path: str) -> Argument:
         element_names=_element_names(description),
         ctc=_profiles_of(el.find("ctc")),
         ctc_remove=_profiles_of(el.find("ctc_remove")),
+        scale_element_type=el.get("tensor-element-scale-type") or "",
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, TensorValue
 from conformance.builder import OperandMap
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Operator, Tensor
@@ -24,7 +25,7 @@ class OpContext:
         bindings: Mapping[str, DType],
         operands: OperandMap,
         block: Block,
-        values: Mapping[str, np.ndarray],
+        values: Mapping[str, TensorValue],
         level: Level,
         index: int,
         run_block: Callable[[str, list[np.ndarray]], list[np.ndarray]] | None = None,
@@ -66,19 +67,41 @@ class OpContext:
             return self.operator.attributes[name]
         names = self.operands.inputs.get(name)
         if names and len(names) == 1 and names[0] in self.values:
-            value = np.asarray(self.values[names[0]])
+            value = np.asarray(self._array(names[0]))
             return value.reshape(-1)[0].item() if value.size == 1 else value
         return default
 
     def arg(self, name: str) -> np.ndarray:
-        """The value of a single input argument."""
+        """The value of a single input argument (an array: see :meth:`value` for an
+        argument that may be block-scaled)."""
+        return self._array(self._single(name))
+
+    def arg_list(self, name: str) -> list[np.ndarray]:
+        return [self._array(n) for n in self.operands.inputs[name]]
+
+    def value(self, name: str) -> TensorValue:
+        """The value of a single input argument: an array, or the (values, scales)
+        pair of a block-scaled tensor."""
+        return self.values[self._single(name)]
+
+    def value_list(self, name: str) -> list[TensorValue]:
+        return [self.values[n] for n in self.operands.inputs[name]]
+
+    def _single(self, name: str) -> str:
         names = self.operands.inputs[name]
         if len(names) != 1:
             raise KeyError(f"{self.name} input {name!r} is a list; use arg_list")
-        return self.values[names[0]]
+        return names[0]
 
-    def arg_list(self, name: str) -> list[np.ndarray]:
-        return [self.values[n] for n in self.operands.inputs[name]]
+    def _array(self, tensor: str) -> np.ndarray:
+        v = self.values[tensor]
+        if isinstance(v, BlockScaled):
+            # An implementation that reads arrays only has no block-scaled form.
+            raise TypeError(
+                f"{self.name}: tensor {tensor!r} is block-scaled ({v.dtype}); the reference "
+                f"has no block-scaled {self.name} yet"
+            )
+        return v
 
     def input_tensor(self, name: str) -> Tensor:
         return self.block.tensors[self.operands.inputs[name][0]]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from conformance.builder import bind_types, check_attributes, find_mode, map_operands
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Tensor
@@ -45,7 +46,31 @@ def to_storage(values: np.ndarray, dt: DType) -> np.ndarray:
     return arr.astype(dt.storage, copy=False)
 
 
-def _check_input(t: Tensor, value: Any) -> np.ndarray:
+def held(value: Any, dt: DType, what: str = "value") -> TensorValue:
+    """``value`` as a tensor of type ``dt`` holds it: :func:`to_storage` for an array,
+    each part in its storage for a block-scaled composite (a :class:`BlockScaled` of
+    that type; the only value such a tensor can have)."""
+    if is_block_scaled(dt):
+        if not isinstance(value, BlockScaled) or value.dtype is not dt:
+            got = value.dtype if isinstance(value, BlockScaled) else "an array"
+            raise EvaluationError(f"{what}: a {dt} tensor holds values and scales, got {got}")
+        try:
+            return BlockScaled.of(dt, value.values, value.scales)
+        except ValueError as exc:
+            raise EvaluationError(f"{what}: {exc}") from None
+    if isinstance(value, BlockScaled):
+        raise EvaluationError(f"{what}: a {dt} tensor cannot hold the composite {value.dtype}")
+    return to_storage(value, dt)
+
+
+def _check_input(t: Tensor, value: Any) -> TensorValue:
+    if is_block_scaled(t.dtype) or isinstance(value, BlockScaled):
+        composite = held(value, t.dtype, f"input {t.name!r}")
+        if composite.shape != t.shape:
+            raise EvaluationError(
+                f"input {t.name!r}: shape {list(composite.shape)} does not match {list(t.shape)}"
+            )
+        return composite
     arr = np.asarray(value)
     if tuple(arr.shape) != t.shape:
         raise EvaluationError(
@@ -65,7 +90,7 @@ class Evaluator:
         self.state: dict[str, Any] = {}  # graph-wide state, e.g. variable tensors
         # Every tensor value of the entry block, as stored (kept for compliance bounds,
         # which need an operator's inputs).
-        self.main_values: dict[str, np.ndarray] = {}
+        self.main_values: dict[str, TensorValue] = {}
 
     def run(self, inputs: Mapping[str, Any]) -> Outcome:
         main = self.graph.main
@@ -86,8 +111,8 @@ class Evaluator:
         return Outcome("valid", result)
 
     def run_block(
-        self, block: Block, inputs: list[np.ndarray], depth: int
-    ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+        self, block: Block, inputs: list[TensorValue], depth: int
+    ) -> tuple[list[TensorValue], dict[str, np.ndarray]]:
         if len(inputs) != len(block.inputs):
             raise ErrorIf(
                 Rule(
@@ -97,13 +122,17 @@ class Evaluator:
                     f"block {block.name!r} takes {len(block.inputs)} inputs, got {len(inputs)}",
                 )
             )
-        values: dict[str, np.ndarray] = {}
+        values: dict[str, TensorValue] = {}
         exact: dict[str, np.ndarray] = {}
         if depth == 0:
             self.main_values = values
         for name, t in block.tensors.items():
-            if t.data is not None:
-                values[name] = to_storage(t.data, t.dtype)
+            try:
+                constant = t.constant()
+            except ValueError as exc:
+                raise EvaluationError(str(exc)) from None
+            if constant is not None:
+                values[name] = held(constant, t.dtype, f"constant {name!r}")
         for name, v in zip(block.inputs, inputs, strict=True):
             values[name] = v
         for index in range(len(block.operators)):
@@ -111,7 +140,7 @@ class Evaluator:
         return [values[n] for n in block.outputs], exact
 
     def context(
-        self, block: Block, index: int, values: Mapping[str, np.ndarray], depth: int = 0
+        self, block: Block, index: int, values: Mapping[str, TensorValue], depth: int = 0
     ) -> OpContext:
         """Check operator ``index`` of ``block`` (level, attributes, types, argument
         shapes) and make the context its implementation runs in."""
@@ -149,10 +178,17 @@ class Evaluator:
 
         def run_nested(block_name: str, args: list[np.ndarray]) -> list[np.ndarray]:
             nested = self.graph.block(block_name)
-            outs, exact = self.run_block(nested, args, depth + 1)
+            outs, exact = self.run_block(nested, list(args), depth + 1)
             # fp64 results of the nested block's operators, so that compliance compares
             # control-flow outputs against the exact values too
-            return [exact.get(n, v) for n, v in zip(nested.outputs, outs, strict=True)]
+            results = [exact.get(n, v) for n, v in zip(nested.outputs, outs, strict=True)]
+            arrays = [v for v in results if isinstance(v, np.ndarray)]
+            if len(arrays) != len(results):
+                raise EvaluationError(
+                    f"block {block_name!r} returns a block-scaled tensor: the reference's "
+                    "control flow has no block-scaled tensors yet"
+                )
+            return arrays
 
         ctx = OpContext(
             op_spec,
@@ -175,7 +211,7 @@ class Evaluator:
         check_arguments(ctx)
         return ctx
 
-    def call(self, ctx: OpContext) -> dict[str, np.ndarray | list[np.ndarray]]:
+    def call(self, ctx: OpContext) -> dict[str, Any]:
         """Run the operator's implementation: its outputs by argument name, floats in fp64."""
         fn = self.ops.get(ctx.name)
         if fn is None:
@@ -186,7 +222,7 @@ class Evaluator:
         self,
         block: Block,
         index: int,
-        values: dict[str, np.ndarray],
+        values: dict[str, TensorValue],
         exact: dict[str, np.ndarray],
         depth: int,
     ) -> None:
@@ -198,9 +234,18 @@ class Evaluator:
             if produced is None:
                 raise EvaluationError(f"{name} produced no value for output {arg_name!r}")
             arrays = produced if isinstance(produced, list) else [produced]
-            for tensor_name, arr in zip(names, arrays, strict=True):
+            for tensor_name, value in zip(names, arrays, strict=True):
                 t = block.tensors[tensor_name]
-                arr = np.asarray(arr)
+                if is_block_scaled(t.dtype) or isinstance(value, BlockScaled):
+                    composite = held(value, t.dtype, f"{name} (operator {index}) output")
+                    if composite.shape != t.shape:
+                        raise EvaluationError(
+                            f"{name} (operator {index}) computed shape {list(composite.shape)} "
+                            f"for {tensor_name!r}, declared {list(t.shape)}: missing ERROR_IF check"
+                        )
+                    values[tensor_name] = composite
+                    continue
+                arr = np.asarray(value)
                 if tuple(arr.shape) != t.shape:
                     raise EvaluationError(
                         f"{name} (operator {index}) computed shape {list(arr.shape)} for "

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import TensorValue
 from conformance.builder import OperandMap
 from conformance.dtypes import DType, is_float_storage
 from conformance.graph import Block, Graph, Operator
@@ -43,7 +44,7 @@ class Expectation:
     outcome: Outcome
     checks: dict[str, OutputCheck] = field(default_factory=dict)
 
-    def check(self, name: str, actual: np.ndarray) -> compliance.Verdict:
+    def check(self, name: str, actual: TensorValue) -> compliance.Verdict:
         c = self.checks[name]
         return compliance.check(self.outcome.outputs[name], c.descriptor, actual, c.bound)
 
@@ -171,6 +172,8 @@ def expect(
         return expectation
     main = graph.main
     producers = {o: i for i, op in enumerate(main.operators) for o in op.outputs}
+    # Describers read arrays: a block-scaled operand's pair is not one of them.
+    arrays = {n: v for n, v in evaluator.main_values.items() if isinstance(v, np.ndarray)}
     for name in main.outputs:
         t = main.tensors[name]
         index = producers.get(name)
@@ -186,7 +189,7 @@ def expect(
             main.operators[index],
             ctx.operands,
             ctx.mode,
-            evaluator.main_values,
+            arrays,
             output_arg,
             t.dtype,
             data_set,

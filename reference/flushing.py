@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import TensorValue
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph
 from conformance.spec import Level, Spec
@@ -56,7 +57,7 @@ class FlushingEvaluator(Evaluator):
         self._produced: dict[str, frozenset[str]] = {}
 
     def context(
-        self, block: Block, index: int, values: Mapping[str, np.ndarray], depth: int = 0
+        self, block: Block, index: int, values: Mapping[str, TensorValue], depth: int = 0
     ) -> OpContext:
         if not isinstance(values, dict):
             values = dict(values)
@@ -67,8 +68,11 @@ class FlushingEvaluator(Evaluator):
                 continue
             if produced is not None and name not in produced:
                 continue
-            flushed = flush(values[name], t.dtype)
-            if flushed is not values[name]:
+            held = values[name]
+            if not isinstance(held, np.ndarray):
+                continue  # a block-scaled pair: none of the flushed types
+            flushed = flush(held, t.dtype)
+            if flushed is not held:
                 values[name] = flushed
                 self.flushed.add(t.dtype)
         ctx = super().context(block, index, values, depth)

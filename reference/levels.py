@@ -25,7 +25,7 @@ def operand_environment(
     operands: OperandMap,
     tensors: Mapping[str, Tensor],
     attributes: Mapping[str, object],
-    values: Mapping[str, np.ndarray],
+    values: Mapping[str, object],  # arrays, or block-scaled pairs (not read here)
     level: Level,
 ) -> Environment:
     """Bind every name the operator's expressions can use."""
@@ -35,6 +35,10 @@ def operand_environment(
             arg = op_spec.argument(arg_name)
             if arg.is_list:
                 env.lists[arg_name] = [tensors[n].shape for n in names]
+                # TOSA 1.1's (value_shape1, scale_shape1): each member's shape by its
+                # name, for rank(value_shape1); a list of values alone has no scales.
+                for member, n in zip(arg.shape.members, names, strict=False):
+                    env.shapes[member] = tensors[n].shape
                 if arg.type == "shape_list_t":
                     # length(x) of a list of shapes (TOSA 1.1's CONCAT_SHAPE) is the
                     # number of shapes in it: one entry per member, its length.
@@ -75,7 +79,7 @@ def level_violations(
     operands: OperandMap,
     tensors: Mapping[str, Tensor],
     attributes: Mapping[str, object],
-    values: Mapping[str, np.ndarray],
+    values: Mapping[str, object],  # arrays, or block-scaled pairs (not read here)
     level: Level,
 ) -> list[str]:
     """Each failed LEVEL_CHECK of this operator, as ``expr <= LIMIT (value > max)``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
+from conformance.block_tensor import TensorValue
 
 RuleKind = Literal["ERROR_IF", "REQUIRE", "LEVEL_CHECK"]
 
@@ -53,8 +53,9 @@ class Unpredictable(RuleFired):
 class Outcome:
     kind: Literal["valid", "error", "unpredictable"]
     # Graph outputs by tensor name: floating-point values in fp64 (the exact result of
-    # the operator on its rounded inputs), everything else in the tensor's storage type.
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    # the operator on its rounded inputs), everything else in the tensor's storage type;
+    # a block-scaled output as its (values, scales) pair.
+    outputs: dict[str, TensorValue] = field(default_factory=dict)
     rule: Rule | None = None
 
     @property

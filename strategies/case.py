@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from conformance import dtypes
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled, value_type
 from conformance.builder import GraphBuilder
 from conformance.dtypes import DType
 from conformance.graph import Graph
 from conformance.spec import Spec
+from strategies import block_tensors
 
 CaseKind = Literal["valid", "error", "level"]
 
@@ -48,6 +50,16 @@ class TensorDraw:
     dtype: DType
     values: np.ndarray | None = None  # None for outputs
     const: bool = False  # a constant tensor in the graph rather than a graph input
+    # A block-scaled tensor (TOSA 1.1 bs32_*): its scales (``values`` its values).
+    scales: np.ndarray | None = None
+
+    def value(self) -> TensorValue | None:
+        """The tensor's contents: ``values``, or a block-scaled tensor's pair."""
+        if self.values is None or not is_block_scaled(self.dtype):
+            return self.values
+        return BlockScaled(self.dtype, self.values, block_tensors.scales_for(
+            self.scales, self.dtype, tuple(self.values.shape)
+        ))
 
 
 # -- tensor helpers that are not about a case ----------------------------------------
@@ -71,6 +83,8 @@ def converted(values: np.ndarray | None, dt: DType) -> np.ndarray | None:
     input must still hold values of its new type)."""
     if values is None:
         return None
+    if is_block_scaled(dt):  # its values (value() gives it scales)
+        return converted(values, value_type(dt))
     if dt.kind == "bool":
         return values.astype(np.float64) != 0
     if dt.kind in ("int", "shape"):
@@ -128,12 +142,21 @@ class CaseSpec:
     def reshape_tensor(self, name: str, shape: tuple[int, ...]) -> None:
         """Give tensor ``name`` a new shape; its values are the old ones, cycled
         (:func:`resized`)."""
-        self.replace_tensor(name, shape=shape, values=resized(self.tensor(name).values, shape))
+        t = self.tensor(name)
+        scales = t.scales
+        if is_block_scaled(t.dtype) and t.values is not None:  # scales for the new shape
+            scales = block_tensors.scales_for(t.scales, t.dtype, shape)
+        self.replace_tensor(name, shape=shape, values=resized(t.values, shape), scales=scales)
 
     def retype_tensor(self, name: str, dt: DType) -> None:
         """Give tensor ``name`` element type ``dt``; its values are converted to it
         (:func:`converted`)."""
-        self.replace_tensor(name, dtype=dt, values=converted(self.tensor(name).values, dt))
+        t = self.tensor(name)
+        values = converted(t.values, dt)
+        scales = None
+        if is_block_scaled(dt) and values is not None:  # a block-scaled type takes scales
+            scales = block_tensors.scales_for(t.scales, dt, t.shape)
+        self.replace_tensor(name, dtype=dt, values=values, scales=scales)
 
     def set_shape_input(self, name: str, values: Sequence[int]) -> None:
         """Give the constant shape input ``name`` new values (and the length they have)."""
@@ -214,7 +237,7 @@ class CaseSpec:
             if t.name in block.block.tensors:
                 continue
             if t.const:
-                block.tensor(t.name, t.shape, t.dtype, data=t.values)
+                block.tensor(t.name, t.shape, t.dtype, data=t.value())
             else:
                 block.input(t.name, t.shape, t.dtype)
         for t in self.outputs:
@@ -227,7 +250,7 @@ class CaseSpec:
         )
         for t in self.outputs:
             block.output(t.name)
-        inputs = {t.name: t.values for t in self.inputs if not t.const}
+        inputs = {t.name: t.value() for t in self.inputs if not t.const}
         return Case(
             graph=builder.build(),
             inputs=inputs,  # type: ignore[arg-type]
@@ -268,7 +291,7 @@ class Case:
     """What a vector is made from."""
 
     graph: Graph
-    inputs: dict[str, np.ndarray]
+    inputs: Mapping[str, TensorValue]  # a block-scaled input: its BlockScaled pair
     operator: str  # the operator under test
     mode: str  # its mode, exactly as tosa.xml spells it
     kind: CaseKind = "valid"

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from conformance.dtypes import DType
+from conformance.dtypes import DType, IntRange
 from conformance.spec import Level, Spec
 from reference.engine import evaluate
 from strategies.case import Case
@@ -23,12 +23,15 @@ from strategies.case import Case
 TRIES = 3  # positions tried per missing value
 
 
-def class_value(dt: DType, cls: str) -> float | int | bool | None:
-    """A value of class ``cls`` (see strategies.obligations) in ``dt``."""
+def class_value(dt: DType, cls: str, bounds: IntRange | None = None) -> float | int | bool | None:
+    """A value of class ``cls`` (see strategies.obligations) in ``dt``; ``bounds``:
+    the range of a TOSA 1.1 shape value at the level (tensor_size_t), which its min
+    and max are taken from."""
     if dt.kind == "bool":
         return {"true": True, "false": False}.get(cls)
-    if dt.kind == "int":
-        table = {"min": dt.min, "max": dt.max, "zero": 0, "one": 1, "minus-one": -1}
+    if dt.kind in ("int", "shape"):
+        lo, hi = bounds if bounds is not None else dt.int_range
+        table = {"min": lo, "max": hi, "zero": 0, "one": 1, "minus-one": -1}
         v = table.get(cls)
         return None if v is None else int(v)
     nmin = dt.fp.normal_min
@@ -47,6 +50,29 @@ def class_value(dt: DType, cls: str) -> float | int | bool | None:
     return table_f.get(cls)
 
 
+def _padded(case: Case) -> bool:
+    pad = case.graph.main.tensors.get("pad")
+    return pad is not None and pad.data is not None and bool(np.any(np.asarray(pad.data) > 0))
+
+
+# Placements a reading of the spec rules out although the reference accepts the case:
+# (operator, argument, value class) -> (does it apply to this case, the reason kept as
+# the obligation's, in this vector, instead).  Another vector of the pair meets it.
+REFUSALS = {
+    ("CONV2D_BLOCK_SCALED", "weight_scale", "nan"): (
+        _padded,
+        "reading v11-mx-conv-padded-nan-scale: a NaN weight scale would reach the "
+        "outputs through padding",
+    ),
+}
+
+
+def refusal(case: Case, operator: str, arg: str, cls: str) -> str | None:
+    """Why ``cls`` must not be placed in ``arg`` of this case, or None."""
+    rule = REFUSALS.get((operator, arg, cls))
+    return rule[1] if rule is not None and rule[0](case) else None
+
+
 def fill_values(
     case: Case,
     spec: Spec,
@@ -56,14 +82,17 @@ def fill_values(
     """Try each missing (tensor name, type, value class) in ``case`` (changed in
     place); returns, for every one that could not be placed, the rule that refused it
     as the reason, keyed by the class."""
+    from strategies.obligations import shape_value_range
+
     reasons: dict[str, str] = {}
     tensors = case.graph.main.tensors
+    shape_bounds = shape_value_range(spec, level)
     used: dict[str, set[int]] = {}  # by tensor size: positions holding a placed value
     for tname, dt, cls in missing:
         arr = case.inputs.get(tname)
         if arr is None:
             arr = tensors[tname].data
-        value = class_value(dt, cls)
+        value = class_value(dt, cls, shape_bounds if dt.kind == "shape" else None)
         if arr is None or value is None or not np.asarray(arr).size:
             continue
         flat = np.asarray(arr).reshape(-1)
@@ -74,7 +103,7 @@ def fill_values(
             why = f"{tname} has {flat.size} element(s), each holding another placed value"
         # From the end: the edge pattern fills the first elements.
         taken = used.setdefault(str(flat.size), set())  # shared with same-size partners
-        partners = _partners(case, tname, flat.size)
+        partners = _partners(case, tname, flat.size, shapes=dt.kind == "shape")
         for pos in _positions(flat.size, taken):
             # Alone first, then with the other operands at 0 (and at 1) in the same
             # place: min + x overflows for every negative x, min + 0 does not.
@@ -104,10 +133,19 @@ def fill_values(
     return reasons
 
 
-def _partners(case: Case, tname: str, size: int) -> list[np.ndarray]:
-    """The other graph inputs of the same size, flattened views."""
+def _partners(case: Case, tname: str, size: int, shapes: bool = False) -> list[np.ndarray]:
+    """The other graph inputs of the same size, flattened views; with ``shapes``, the
+    constant shape values of the same length too (a TOSA 1.1 shape operator's operands
+    are constants: ADD_SHAPE's max needs a 0 beside it)."""
     out = []
-    for name, arr in case.inputs.items():
+    arrays = list(case.inputs.items())
+    if shapes:
+        arrays += [
+            (name, t.data)
+            for name, t in case.graph.main.tensors.items()
+            if t.data is not None and t.dtype.kind == "shape" and name not in case.inputs
+        ]
+    for name, arr in arrays:
         a = np.asarray(arr)
         if name != tname and a.size == size and a.dtype.kind in "iuf":
             flat = a.reshape(-1)

@@ -396,9 +396,10 @@ def _run_step(ch: Chain, cur: Current, step: Step) -> np.ndarray | None:
         outcome = evaluate(g.build(), inputs, spec=ch.spec, level=ch.level)
     except (GraphError, EvaluationError):
         return None
-    if outcome.kind != "valid" or g.problems:
-        return None
-    return to_storage(outcome.outputs[out.name], out.dtype)
+    value = outcome.outputs.get(out.name)
+    if outcome.kind != "valid" or g.problems or not isinstance(value, np.ndarray):
+        return None  # (a block-scaled result: chains carry arrays)
+    return to_storage(value, out.dtype)
 
 
 def _next_step(
@@ -602,12 +603,12 @@ def graph_cases(
         first = renamed(drawn.in_revision(spec), "op0_")  # in_revision matches by name
         case = first.build(spec)
         outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
-        if outcome.kind != "valid":
-            reject()  # a recipe's rare miss
+        value = outcome.outputs.get(first.outputs[0].name)
+        if outcome.kind != "valid" or not isinstance(value, np.ndarray):
+            reject()  # a recipe's rare miss (or a block-scaled result: chains carry arrays)
+        assert isinstance(value, np.ndarray)
         out = first.outputs[0]
-        cur = Current(
-            out.name, out.shape, out.dtype, to_storage(outcome.outputs[out.name], out.dtype)
-        )
+        cur = Current(out.name, out.shape, out.dtype, to_storage(value, out.dtype))
         steps: list[Step] = []
         for k in range(1, n):
             # a step of ``begin``: its operator only, each kind of glue tried for it

@@ -435,7 +435,9 @@ def widened(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec, size: int) -> Ca
     axis = int(spec.attributes["axis"])
     members = []
     for t in list_members(rc.op_spec, spec):
-        shape = tuple(d if i == axis else size for i, d in enumerate(t.shape))
+        # a block-scaled member keeps its innermost dimension: whole blocks (TOSA 1.1)
+        keep = {axis, len(t.shape) - 1} if t.dtype.kind == "block" else {axis}
+        shape = tuple(d if i in keep else size for i, d in enumerate(t.shape))
         data = rc.values(draw, t.dtype, shape, label=t.name)
         members.append(replace(t, shape=shape, values=data))
     return joined(spec, members)

@@ -173,7 +173,8 @@ def _rank_cases(
             # A graph recipe (TOSA 1.0's COND_IF condition has a rank limit): its ranks
             # come from rc.rank_range() too, so the drawn graph is at the rank.
             return drawn
-        if any(a.is_list for a in op_spec.inputs):
+        # CONCAT's list members; a block-scaled list (values, scales) keeps its shapes.
+        if any(a.is_list and not a.is_scaled_list for a in op_spec.inputs):
             return widened(draw, rc, drawn, 2)
         return drawn
 

@@ -6,7 +6,11 @@ obligations, derived from the spec model and the dtype table (not hand lists):
 
 - ``value:ARG:CLASS``: input ARG holds a value of CLASS somewhere: the type's min, max,
   0, 1 and -1 (signed) for integers; both booleans; +-0, +-inf, NaN, the smallest and
-  largest subnormal, the smallest normal and the largest finite for floats;
+  largest subnormal, the smallest normal and the largest finite for floats; for the
+  shape values of TOSA 1.1's shape operators, tensor_size_t's min and max at the level
+  (-(1 << MAX_LOG2_SIZE) and (1 << MAX_LOG2_SIZE) - 1), 0, 1 and -1, and for
+  EXP2_SHAPE every exponent of its domain (``value:input:exponent=K``, 0 <= K <
+  MAX_LOG2_SIZE);
 - ``attr:NAME=VALUE``: every boolean attribute both ways, every enumeration value the
   mode does not fix, zero points at 0, non-zero and at their extremes (8-bit zero points;
   wider types must have a zero point of 0 by ERROR_IF);
@@ -35,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from conformance import dtypes
-from conformance.dtypes import DType
+from conformance.dtypes import DType, IntRange
 from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
 
 LARGE_INPUT = 65536  # input elements (all inputs together) of the large vector
@@ -89,6 +93,11 @@ FLOAT_CLASSES = (
     "finite-max",
 )
 ZP_CLASSES = ("zero", "nonzero", "min", "max")
+# TOSA 1.1's shape operators whose shape input is an exponent: REQUIRE(0 <= input <
+# MAX_LOG2_SIZE) makes the domain small enough to owe each value (1 << input is where
+# a narrow shift or a float path goes wrong, each at its own exponent).
+EXPONENT_OPERATORS = frozenset({"EXP2_SHAPE"})
+SHAPE_ARG_TYPES = ("shape_t", "shape_list_t")
 
 
 @dataclass(frozen=True)
@@ -150,14 +159,69 @@ def value_classes(dt: DType) -> tuple[list[str], dict[str, str]]:
         return [], {}
     missing: dict[str, str] = {}
     classes = []
+    # fp8ue8m0 (a power of two, 2**-127 .. 2**127) has no zero, no sign and no
+    # subnormals: read from the type (0.0 does not survive a cast to it; no stored
+    # mantissa bit leaves no value between 0 and the smallest normal).
+    zero = float(np.asarray(0.0).astype(dt.storage)) == 0.0
     for c in FLOAT_CLASSES:
         if c.endswith("inf") and not dt.has_inf:
             missing[c] = f"{dt.name} has no infinity"
         elif c == "nan" and not dt.has_nan:
             missing[c] = f"{dt.name} has no NaN"
+        elif c in ("+0", "-0") and not zero:
+            missing[c] = f"{dt.name} has no zero"
+        elif c == "-0" and not dt.signed:
+            missing[c] = f"{dt.name} has no sign"
+        elif c.startswith("subnormal") and not dt.fp.normal_frac:
+            missing[c] = f"{dt.name} has no subnormals (no mantissa bits)"
         else:
             classes.append(c)
     return classes, missing
+
+
+def _revision_1_1(spec: Spec) -> bool:
+    from reference.pseudocode_revisions import pseudocode_1_1
+
+    return pseudocode_1_1(spec.revision)
+
+
+def shape_value_range(spec: Spec, level: Level) -> IntRange | None:
+    """The range of the shape values of TOSA 1.1's shape operators at ``level``
+    (tensor_size_t: reading v11-tensor-size-t-range), None for a revision before 1.1
+    (the 2024 draft's size_t shape operators owe no value classes: their packs stay
+    as they were)."""
+    from reference.ops.shape import tensor_size_range
+
+    return tensor_size_range(level) if _revision_1_1(spec) else None
+
+
+def shape_value_args(spec: Spec, op_spec: OperatorSpec) -> list[Argument]:
+    """The shape_t (and CONCAT_SHAPE's shape_list_t) inputs of a TOSA 1.1 shape
+    operator, whose values it computes with; none before 1.1."""
+    if op_spec.group != "shape" or not _revision_1_1(spec):
+        return []
+    return [a for a in op_spec.inputs if a.type in SHAPE_ARG_TYPES]
+
+
+def _shape_obligations(spec: Spec, level: Level, op_spec: OperatorSpec) -> list[Obligation]:
+    """The value obligations of a 1.1 shape operator's shape inputs: EXP2_SHAPE's
+    exponents first (an aimed job goes to them before a class a REQUIRE forbids), then
+    tensor_size_t's classes.  A class a REQUIRE forbids (DIV_FLOOR_SHAPE's divisor 0)
+    stays an obligation: the edge case's fill tries it, and the rule the reference
+    names is its reason (``forbidden_by_rule``), read from the reference rather than
+    typed here."""
+    args = shape_value_args(spec, op_spec)
+    obs: list[Obligation] = []
+    if op_spec.name in EXPONENT_OPERATORS:
+        for arg in args:
+            for k in range(level["MAX_LOG2_SIZE"]):
+                key = f"value:{arg.name}:exponent={k}"
+                obs.append(Obligation(key, "edge", f"{arg.name} holds the exponent {k}"))
+    for arg in args:
+        for c in INT_CLASSES:
+            what = f"{arg.name} holds tensor_size_t's {c} at the level"
+            obs.append(Obligation(f"value:{arg.name}:{c}", "edge", what))
+    return obs
 
 
 def _ranked_arg(op_spec: OperatorSpec) -> Argument | None:
@@ -191,6 +255,7 @@ def pair_obligations(
     na: dict[str, str] = {}
     single = op_spec.name not in GRAPH_OPERATORS
     if single:
+        obs += _shape_obligations(spec, level, op_spec)
         for arg in _value_args(op_spec):
             dt = arg_dtype(mode, arg)
             if dt is None:
@@ -336,20 +401,24 @@ def float_mode(mode: TypeSupport) -> bool:
 # -- facts: what a vector shows ---------------------------------------------------------
 
 
+def _int_masks(a: np.ndarray, bounds: IntRange) -> dict[str, bool]:
+    v = a.astype(np.int64)
+    return {
+        "min": bool(np.any(v == bounds.min)),
+        "max": bool(np.any(v == bounds.max)),
+        "zero": bool(np.any(v == 0)),
+        "one": bool(np.any(v == 1)),
+        "minus-one": bool(np.any(v == -1)),
+    }
+
+
 def _class_masks(dt: DType, a: np.ndarray) -> dict[str, bool]:
     if not (dt.kind in ("bool", "int") or dt.is_float):
-        return {}  # shape values: indices and sizes, no value classes
+        return {}  # shape values: their range is the level's (_shape_facts)
     if dt.kind == "bool":
         return {"true": bool(np.any(a)), "false": bool(np.any(~a.astype(bool)))}
     if dt.kind == "int":
-        v = a.astype(np.int64)
-        return {
-            "min": bool(np.any(v == dt.int_range.min)),
-            "max": bool(np.any(v == dt.int_range.max)),
-            "zero": bool(np.any(v == 0)),
-            "one": bool(np.any(v == 1)),
-            "minus-one": bool(np.any(v == -1)),
-        }
+        return _int_masks(a, dt.int_range)
     x = a.astype(np.float64)
     nmin = dt.fp.normal_min
     smallest = nmin * 2.0**-dt.fp.normal_frac
@@ -411,11 +480,36 @@ def _zero_point_inputs(op_spec: OperatorSpec, op: Any, block: Any) -> dict[str, 
     return out
 
 
-def vector_facts(spec: Spec, vector: Any) -> set[str]:
+def _shape_facts(
+    op_spec: OperatorSpec, arg: Argument, data: np.ndarray, bounds: IntRange
+) -> set[str]:
+    """The classes a 1.1 shape input's values show at tensor_size_t's ``bounds``, and
+    EXP2_SHAPE's exponents."""
+    facts = {f"value:{arg.name}:{c}" for c, hit in _int_masks(data, bounds).items() if hit}
+    if op_spec.name in EXPONENT_OPERATORS:
+        facts |= {f"value:{arg.name}:exponent={int(k)}" for k in np.unique(data.astype(np.int64))}
+    return facts
+
+
+def _level_of(spec: Spec, vector: Any, level: Level | None) -> Level | None:
+    """``level``, else the level a pack vector's requirements name (a drawn Case names
+    none)."""
+    if level is not None:
+        return level
+    name = getattr(getattr(vector, "requirements", None), "level", None)
+    try:
+        return spec.level(name) if name else None
+    except KeyError:
+        return None
+
+
+def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str]:
     """The obligation keys a valid vector meets, read from its data.
 
     ``vector`` is a ``vectors.pack_model.Vector`` (or LoadedVector), or a drawn
-    ``strategies.case.Case`` (no expected outputs yet: no tie or dot-product facts)."""
+    ``strategies.case.Case`` (no expected outputs yet: no tie or dot-product facts).
+    ``level`` (else the vector's requirements') bounds the shape values of 1.1's shape
+    operators: without one their classes are not read."""
     from conformance.builder import map_operands
     from strategies.ties import tie_facts
 
@@ -431,8 +525,10 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
     attrs.update(_zero_point_inputs(op_spec, op, block))
     for arg in _parameters(op_spec):
         if arg.name not in attrs:
-            if arg.element_type == "bool_t" and arg.name == "local_bound":
-                attrs[arg.name] = False  # absent: the default
+            # An absent optional boolean (local_bound; 1.1 CAST's input_unsigned, which
+            # tosa-tools' 1.1 schema cannot write) is false, as tosa.xml says it defaults.
+            if arg.element_type == "bool_t" and (arg.optional or arg.name == "local_bound"):
+                attrs[arg.name] = False
             else:
                 continue
         v = attrs[arg.name]
@@ -460,6 +556,9 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
         return facts
     values: dict[str, np.ndarray] = {}
     total_in = 0
+    lv = _level_of(spec, vector, level)
+    bounds = shape_value_range(spec, lv) if lv is not None else None
+    shaped = {a.name for a in shape_value_args(spec, op_spec)} if bounds is not None else set()
     for arg in op_spec.inputs:
         for tname in operands.inputs.get(arg.name, []):
             t = block.tensors[tname]
@@ -470,6 +569,9 @@ def vector_facts(spec: Spec, vector: Any) -> set[str]:
                 continue
             data = np.asarray(data)
             values.setdefault(arg.name, data)
+            if arg.name in shaped and bounds is not None:
+                facts |= _shape_facts(op_spec, arg, data, bounds)
+                continue
             dt = arg_dtype(mode, arg)
             if dt is None or arg.type not in ("tensor_t", "tensor_list_t"):
                 continue

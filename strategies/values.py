@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # strategies.recipes imports this module
 
 
 def special_values(dt: DType) -> list[float | int | bool]:
-    """The values of ``dt`` that implementations most often get wrong."""
+    """The values of ``dt`` that implementations most often get wrong (those the type
+    has: fp4e2m1 and the fp6 types have no NaN, fp8ue8m0 no zero, sign or subnormal)."""
     if dt.kind == "bool":
         return [False, True]
     if dt.kind in ("int", "shape"):
@@ -55,7 +56,32 @@ def special_values(dt: DType) -> list[float | int | bool]:
     ]
     if dt.has_inf:
         out += [float("inf"), float("-inf")]
-    return out
+    return [v for v in out if _holds(dt, v)]
+
+
+def _holds(dt: DType, v: float) -> bool:
+    """Whether ``v`` is a value of float type ``dt`` (NaN where it has one, a zero or a
+    negative value where it has them, a subnormal where it has mantissa bits)."""
+    if np.isnan(v):
+        return dt.has_nan
+    if not dt.signed and (v < 0 or np.signbit(v)):
+        return False
+    if v == 0:  # fp8ue8m0 has none: 0.0 becomes its NaN
+        return bool(np.asarray(0.0).astype(dt.storage).astype(np.float64) == 0.0)
+    if abs(v) < dt.fp.normal_min:
+        return dt.fp.normal_frac > 0
+    return True
+
+
+def narrow_encodings(dt: DType) -> list[float]:
+    """Every value of a float type of at most 6 bits (fp4e2m1's 16 encodings, the fp6
+    types' 64), in code order: few enough that an edge case holds them all, and each
+    is a code a decoder can get wrong.  Empty for wider types."""
+    from reference.mx import encodings
+
+    if not dt.is_float or dt.bits > 6:
+        return []
+    return [float(v) for v in encodings(dt).astype(np.float64)]
 
 
 @dataclass(frozen=True)
@@ -140,9 +166,10 @@ def _int_bound(bound: float, rounding: Callable[[float], float]) -> int:
 
 
 def edge_pool(dt: DType, r: ValueRange) -> list[float | int | bool]:
-    """Every special value of ``dt`` the range allows, and the range's own bounds."""
+    """Every special value of ``dt`` the range allows, and the range's own bounds; for
+    fp4e2m1 and the fp6 types every other encoding as well (always: the whole type)."""
     pool: list[float | int | bool] = []
-    for v in [*special_values(dt), *boundary_values(dt, r)]:
+    for v in [*special_values(dt), *boundary_values(dt, r), *narrow_encodings(dt)]:
         if not _allowed_special(v, dt, r):
             continue
         if any(_same(v, w) for w in pool):
@@ -179,7 +206,8 @@ def place_edge_values(
     start = 1 if flat.size > 1 else 0
     # A lone float operand runs through the pool once per NaN encoding (below), where
     # the tensor has room: its one NaN per pass would otherwise take only the first.
-    passes = len(NAN_ENCODINGS[dt.name]) if dt.is_float and max(span, position + 1) == 1 else 1
+    lone = dt.is_float and max(span, position + 1) == 1
+    passes = len(NAN_ENCODINGS.get(dt.name, (0,))) if lone else 1
     count = min(flat.size - start, n ** max(span, position + 1) * passes)
     # An operand too small for its digit (a bias of OC elements, third of three) cycles
     # through the pool one value per element instead, so it still holds each of them.
@@ -189,6 +217,8 @@ def place_edge_values(
         vals = np.asarray(pool, dtype=np.float64 if dt.is_float else object)
         flat[start : start + count] = vals[digits].astype(dt.storage)
         if not dt.is_float or not any(np.isnan(float(v)) for v in pool):
+            if dt.is_float and not dt.has_nan and start:  # element 0 has no NaN to
+                flat[0] = np.asarray(pool[-1]).astype(dt.storage)  # hold: 64 fp6 codes in 64
             return
         # The pool's NaN takes each of the type's NaN encodings in turn, so each meets
         # the other operands' values: a kernel that tests one bit pattern (the quiet
@@ -260,15 +290,17 @@ def tensor_values(
     return arr
 
 
-# Per float type: a quiet NaN, a negative quiet NaN, and a NaN whose payload is only in
-# the low bits (signalling where the format has signalling NaNs: a truncating conversion
-# makes it an infinity; fp8e4m3 has one NaN per sign).
-NAN_ENCODINGS: dict[str, tuple[int, int, int]] = {
+# Per float type with a NaN: a quiet NaN, a negative quiet NaN, and a NaN whose payload
+# is only in the low bits (signalling where the format has signalling NaNs: a truncating
+# conversion makes it an infinity; fp8e4m3 has one NaN per sign, fp8ue8m0 one: 0xFF).
+# fp4e2m1 and the fp6 types have no NaN.
+NAN_ENCODINGS: dict[str, tuple[int, ...]] = {
     "fp32": (0x7FC00000, 0xFFC00000, 0x7F800001),
     "fp16": (0x7E00, 0xFE00, 0x7C01),
     "bf16": (0x7FC0, 0xFFC0, 0x7F81),
     "fp8e4m3": (0x7F, 0xFF, 0x7F),
     "fp8e5m2": (0x7E, 0xFE, 0x7D),
+    "fp8ue8m0": (0xFF,),
 }
 
 
@@ -294,7 +326,7 @@ def sample_storage(rng: np.random.Generator, dt: DType, shape: tuple[int, ...]) 
         return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt.storage)
     x = np.asarray((rng.standard_normal(shape) * 4).astype(dt.storage))
     flat = x.view(f"u{dt.storage.itemsize}").reshape(-1)
-    special = SPECIAL_BITS[dt.name][: flat.size]
+    special = SPECIAL_BITS.get(dt.name, [])[: flat.size]
     flat[: len(special)] = special
     return x
 

@@ -21,8 +21,9 @@ serialization library uses, so that the files mean the same to its tools:
 These are the layouts of Arm's serializer (tosa-tools 2026.8: ``addTensor`` of an
 ml_dtypes array of the type) and of its reference model reading them.  A block-scaled
 composite (``bs32_...``) is a value tensor and a scale tensor in one TosaTensor of the
-1.1 schema (``scale_data``); the graph IR has no such tensor yet, and the codec refuses
-it (:func:`refuse_block_scaled`).
+1.1 schema: its values are ``data`` and its scales ``scale_data``, each encoded here as
+a tensor of its own type (value type, fp8ue8m0), never as the composite
+(:func:`refuse_block_scaled`).
 """
 
 from __future__ import annotations
@@ -78,7 +79,6 @@ _PACKED_RANGE: dict[str, tuple[int, int]] = {
 def schema_dtype(dtype: DType) -> int:
     """The schema ``DType`` enum value of an IR element type in the draft schema;
     EncodeError for a type of a later revision."""
-    refuse_block_scaled(dtype)
     name = SCHEMA_NAMES.get(dtype.name)
     if name is None:
         raise EncodeError(
@@ -89,12 +89,12 @@ def schema_dtype(dtype: DType) -> int:
 
 
 def refuse_block_scaled(dtype: DType) -> None:
-    """EncodeError for a block-scaled composite, which the graph IR cannot hold yet."""
+    """EncodeError for a block-scaled composite: its parts are encoded apart."""
     if dtype.kind == "block":
         raise EncodeError(
-            f"{dtype} is a block-scaled type: the graph IR holds no block-scaled tensors "
-            f"yet (a {dtype.block_value} value tensor and a {dtype.block_scale} scale "
-            "tensor in one TosaTensor)"
+            f"{dtype} is a block-scaled type: its {dtype.block_value} values and "
+            f"{dtype.block_scale} scales are encoded apart (a TosaTensor's data and "
+            "scale_data)"
         )
 
 

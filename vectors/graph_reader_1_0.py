@@ -12,7 +12,11 @@ The exact inverse of :mod:`vectors.graph_writer_1_0` for everything it writes:
   VARIABLE_WRITE (first output) gives the ``name`` (and for VARIABLE ``var_shape``,
   ``type``, ``initial_value``) attributes and leaves the block;
 * TosaShape entries become tensors of type ``shape`` and rank 1, after the block's other
-  tensors (the one normalisation of the order of a block's tensors).
+  tensors (the one normalisation of the order of a block's tensors);
+* a TosaTensor with a ``scale_type`` and a ``block_shape`` is a block-scaled tensor of
+  the composite type they and its ``type`` name (a constant's scales in ``scale_data``,
+  their shape inferred from the tensor's and the block shape); the MXFP serialization
+  feature such a file requires is the one feature the reader accepts.
 
 Every offset, length and string is bounds-checked (:mod:`vectors.fbreader`), so a corrupt
 file raises ``CorruptError``/``DecodeError`` and never decodes into garbage.
@@ -25,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 from conformance import dtypes
+from conformance.block_tensor import BlockScaled, scale_shape, scale_type, value_type
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Operator, Region, Tensor, Version
 from vectors import encoding
@@ -39,16 +44,9 @@ __all__ = ["detect_revision", "read"]
 
 DRAFT = "2024-04-draft"
 
-# TosaTensor fields the IR has no room for; a file using them cannot be read exactly.
-_UNSUPPORTED_TENSOR_FIELDS = (
-    "offset",
-    "size",
-    "scale_type",
-    "scale_data",
-    "block_shape",
-    "scale_offset",
-    "scale_size",
-)
+# TosaTensor fields the IR has no room for (data outside the flatbuffer); a file using
+# them cannot be read exactly.
+_UNSUPPORTED_TENSOR_FIELDS = ("offset", "size", "scale_offset", "scale_size")
 
 
 def detect_revision(data: bytes) -> str:
@@ -128,6 +126,8 @@ def _check_compatibility(root: Table, layout: L.Layout) -> None:
     if comp is None:
         return
     features = read_scalar(comp, layout.COMPATIBILITY.field("features"))
+    if layout.SERIALIZER_RELEASE is not None:  # 1.1: block-scaled tensors are read
+        features &= ~(1 << layout.COMPATIBILITY_FEATURE.values["MXFP"])
     if not features:
         return
     names = [
@@ -137,8 +137,8 @@ def _check_compatibility(root: Table, layout: L.Layout) -> None:
     ]
     if layout.SERIALIZER_RELEASE is None:
         why = f"which {layout.title} graphs do not use"
-    else:  # MXFP: block-scaled tensors
-        why = "for block-scaled tensors, which the graph IR does not hold yet"
+    else:
+        why = "which this reader does not know"
     raise DecodeError(
         f"the file requires the serialization features {', '.join(names)} "
         f"(TosaGraph.compatibility), {why}"
@@ -154,6 +154,9 @@ class _RawTensor:
     variable: bool
     is_unranked: bool
     variable_name: str
+    scale_type: int | None = None  # present: a block-scaled tensor
+    block_shape: int | None = None
+    scale_data: bytes | None = None
 
 
 @dataclass
@@ -241,8 +244,8 @@ class _BlockReader:
         for op in const_ops:
             tensor = block.tensors.get(op.outputs[0]) if len(op.outputs) == 1 else None
             if tensor is not None and tensor.data is not None:
-                op.attributes["values"] = tensor.data
-                tensor.data = None
+                op.attributes["values"] = tensor.constant()
+                tensor.set_constant(None)
 
     def _constant(self, rop: _RawOp) -> bool:
         """Whether an unmarked CONST / CONST_SHAPE is the writer's form of a constant."""
@@ -334,6 +337,10 @@ def _raw_tensor(table: Table, layout: L.Layout) -> _RawTensor:
                 f"tensor {name!r}: TosaTensor.{field} (external or block-scaled data) is not "
                 "supported"
             )
+    # Arm's serializer writes scale_type and block_shape as UNKNOWN (0) and an empty
+    # scale_data for every tensor that is not block-scaled.
+    scale_t = table.u32("scale_type")
+    block = table.u32("block_shape")
     return _RawTensor(
         name=name,
         shape=table.i32s("shape"),
@@ -342,6 +349,9 @@ def _raw_tensor(table: Table, layout: L.Layout) -> _RawTensor:
         variable=table.boolean("variable"),
         is_unranked=table.boolean("is_unranked"),
         variable_name=table.string("variable_name") or "",
+        scale_type=scale_t or None,
+        block_shape=block or None,
+        scale_data=table.raw_bytes("scale_data"),
     )
 
 
@@ -369,6 +379,10 @@ def _no_data(raw: bytes | None, shape: tuple[int, ...]) -> bool:
 
 def _tensor(raw: _RawTensor, layout: L.Layout) -> Tensor:
     try:
+        if raw.scale_type is not None or raw.block_shape is not None:
+            return _block_scaled_tensor(raw, layout)
+        if raw.scale_data:
+            raise DecodeError("scale_data in a tensor with no scale_type or block_shape")
         dtype = _ir_dtype(0 if raw.type is None else raw.type, layout)
         shape = raw.shape or ()
         data = None if _no_data(raw.data, shape) else encoding.decode(raw.data or b"", dtype, shape)
@@ -383,6 +397,44 @@ def _tensor(raw: _RawTensor, layout: L.Layout) -> Tensor:
         is_unranked=raw.is_unranked,
         variable_name=raw.variable_name,
     )
+
+
+def _block_scaled_tensor(raw: _RawTensor, layout: L.Layout) -> Tensor:
+    """A TosaTensor with a scale_type and block_shape: a block-scaled tensor."""
+    value = 0 if raw.type is None else raw.type
+    parts = (value, raw.scale_type or 0, raw.block_shape or 0)
+    dtype = layout.COMPOSITES.get(parts)
+    if dtype is None:
+        names = (
+            layout.DTYPE.names.get(value, f"value {value}"),
+            layout.DTYPE.names.get(parts[1], f"value {parts[1]}"),
+            layout.BLOCK_SHAPE.names.get(parts[2], f"value {parts[2]}"),
+        )
+        raise DecodeError(
+            "type {}, scale_type {}, block_shape {} name no block-scaled type of {}".format(
+                *names, layout.title
+            )
+        )
+    shape = raw.shape or ()
+    t = Tensor(raw.name, shape, dtype, None, raw.variable, raw.is_unranked, raw.variable_name)
+    if _no_data(raw.data, shape):
+        if raw.scale_data:
+            raise DecodeError("scale_data but no data")
+        return t
+    s_shape = scale_shape(shape, dtype.block_size)
+    if _no_data(raw.scale_data, s_shape):
+        raise DecodeError("data but no scale_data (a block-scaled constant holds both)")
+    vt, st = value_type(dtype), scale_type(dtype)
+    try:
+        values = encoding.decode(raw.data or b"", vt, shape)
+    except DecodeError as exc:
+        raise DecodeError(f"data: {exc}") from None
+    try:
+        scales = encoding.decode(raw.scale_data or b"", st, s_shape)
+    except DecodeError as exc:
+        raise DecodeError(f"scale_data: {exc}") from None
+    t.set_constant(BlockScaled(dtype, values, scales))
+    return t
 
 
 def _shape(table: Table) -> Tensor:

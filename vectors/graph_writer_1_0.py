@@ -18,7 +18,12 @@ serializer and reference model use for 1.0 (docs/flatbuffer.md, "TOSA 1.0 files"
 * VARIABLE declares a *variable tensor* (``variable`` set, ``variable_name`` the
   variable's name, shape ``var_shape``, type ``type``, data ``initial_value``) as its
   output; VARIABLE_READ takes a variable tensor of that name as its first input and
-  VARIABLE_WRITE as its first output.
+  VARIABLE_WRITE as its first output;
+* a block-scaled tensor (TOSA 1.1 ``bs32_*``) is one TosaTensor: ``type`` its value
+  type, ``scale_type`` its scale type, ``block_shape`` BLOCK_SHAPE_32, a constant's
+  values in ``data`` and its scales in ``scale_data`` (each encoded as a tensor of its
+  own type); a file holding one requires the MXFP serialization feature
+  (``compatibility.features``), as tosa-tools' serializer marks it.
 
 Output is deterministic and independent of the installed ``flatbuffers`` package: the
 buffer is built by :mod:`vectors.fbbuild`, objects in IR order, fields in slot order.
@@ -32,6 +37,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from conformance import dtypes
+from conformance.block_tensor import (
+    BlockScaled,
+    TensorValue,
+    is_block_scaled,
+    scale_type,
+    value_type,
+)
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Operator, Region, Tensor
 from vectors import encoding
@@ -77,6 +89,10 @@ class _FileTensor:
     variable: bool = False
     is_unranked: bool = False
     variable_name: str = ""
+    # a block-scaled tensor's scale_type and block_shape numbers, and its scales
+    scale_type: int | None = None
+    block_shape: int | None = None
+    scale_data: bytes | None = None
 
 
 @dataclass
@@ -102,6 +118,9 @@ def _size_hint(graph: Graph) -> int:
     for block in graph.blocks():
         total += 256 * (len(block.tensors) + len(block.operators))
         total += sum(t.data.nbytes for t in block.tensors.values() if t.data is not None)
+        total += sum(
+            t.scale_data.nbytes for t in block.tensors.values() if t.scale_data is not None
+        )
         for op in block.operators:
             total += sum(v.nbytes for v in op.attributes.values() if isinstance(v, np.ndarray))
     return min(total, MAX_SIZE)
@@ -124,6 +143,9 @@ class _Writer:
         self.graph = graph
         self.layout = layout
         self.b = Builder(_size_hint(graph))
+        self.block_scaled = any(
+            is_block_scaled(t.dtype) for block in graph.blocks() for t in block.tensors.values()
+        )
 
     def write(self) -> bytes:
         b = self.b
@@ -152,9 +174,9 @@ class _Writer:
 
     def _serializer_tables(self) -> dict[str, Value]:
         """TosaGraph's software_version and compatibility, as tosa-tools' serializer of
-        the vendored schema writes them (its release, an empty modifier; no features:
-        block-scaled tensors are the only ones, and the IR holds none); none at all for
-        a layout without a serializer release (TOSA 1.0)."""
+        the vendored schema writes them (its release, an empty modifier; the MXFP
+        feature when the graph holds a block-scaled tensor, no feature otherwise); none
+        at all for a layout without a serializer release (TOSA 1.0)."""
         release = self.layout.SERIALIZER_RELEASE
         if release is None:
             return {}
@@ -168,9 +190,10 @@ class _Writer:
                 {"_major": major, "_minor": minor, "_micro": micro, "_modifier": b.string("")},
             )
 
-        compatibility = b.table(
-            self.layout.COMPATIBILITY, {"min_reader_version": software_version()}
-        )
+        compat: dict[str, Value] = {"min_reader_version": software_version()}
+        if self.block_scaled:
+            compat["features"] = 1 << self.layout.COMPATIBILITY_FEATURE.values["MXFP"]
+        compatibility = b.table(self.layout.COMPATIBILITY, compat)
         return {"software_version": software_version(), "compatibility": compatibility}
 
     def _block(self, block: Block) -> int:
@@ -209,6 +232,13 @@ class _Writer:
             values["is_unranked"] = True
         if t.variable_name:
             values["variable_name"] = b.string(t.variable_name)
+        if t.scale_type is not None:
+            values["scale_type"] = t.scale_type
+        if t.scale_data is not None:
+            align = _data_align(self.layout, "scale_data")
+            values["scale_data"] = b.byte_vector(t.scale_data, align)
+        if t.block_shape is not None:
+            values["block_shape"] = t.block_shape
         return b.table(self.layout.TENSOR, values)
 
     def _shape(self, s: _FileShape) -> int:
@@ -245,8 +275,8 @@ class _Writer:
         return b.table(lay.OPERATOR, values)
 
 
-def _data_align(layout: L.Layout) -> int:
-    return int(layout.TENSOR.field("data").metadata.get("force_align") or 1)
+def _data_align(layout: L.Layout, field: str = "data") -> int:
+    return int(layout.TENSOR.field(field).metadata.get("force_align") or 1)
 
 
 class _BlockPlan:
@@ -266,10 +296,12 @@ class _BlockPlan:
                 raise EncodeError(f"tensor {key!r} is named {t.name!r}; the key must be its name")
             _check_type(t, layout)
             data = const_data.get(key)
-            if data is None and t.data is not None:
-                data = _data_bytes(t.data, t, f"tensor {key!r}")
+            if data is None:
+                constant = _constant(t, f"tensor {key!r}")
+                if constant is not None:
+                    data = _data_bytes(constant, t, f"tensor {key!r}")
             if t.dtype is dtypes.SHAPE:
-                self.shapes.append(_shape_entry(t, data))
+                self.shapes.append(_shape_entry(t, data[0] if data else None))
             else:
                 self.tensors.append(_tensor_entry(t, data, layout))
         produced = {o for op in block.operators for o in op.outputs}
@@ -280,9 +312,9 @@ class _BlockPlan:
         ]
         self.ops += [self._operator(i, op) for i, op in enumerate(block.operators)]
 
-    def _const_data(self) -> dict[str, bytes]:
+    def _const_data(self) -> dict[str, _Data]:
         """Output tensor name -> bytes of the ``values`` of the IR's CONST operators."""
-        out: dict[str, bytes] = {}
+        out: dict[str, _Data] = {}
         for i, op in enumerate(self.block.operators):
             if op.op not in CONST_OPS or "values" not in op.attributes:
                 continue
@@ -291,7 +323,8 @@ class _BlockPlan:
             if tensor is None:
                 raise EncodeError(f"{where}: the output tensor is not in the block")
             data = _data_bytes(op.attributes["values"], tensor, where)
-            held = None if tensor.data is None else _data_bytes(tensor.data, tensor, where)
+            constant = _constant(tensor, where)
+            held = None if constant is None else _data_bytes(constant, tensor, where)
             for other in (held, out.get(tensor.name)):
                 if other is not None and other != data:
                     raise EncodeError(f"{where}: differs from tensor {tensor.name!r}'s data")
@@ -417,26 +450,29 @@ def _check_type(t: Tensor, layout: L.Layout) -> None:
     """EncodeError unless the revision's files hold tensors of ``t``'s element type."""
     if t.dtype is dtypes.SHAPE or t.dtype.name in layout.DTYPE_NAMES:
         return
-    where = f"tensor {t.name!r}"
-    try:
-        encoding.refuse_block_scaled(t.dtype)
-    except EncodeError as exc:
-        raise EncodeError(f"{where}: {exc}") from None
-    raise EncodeError(f"{where}: {layout.title} files hold no {t.dtype} tensors")
+    if is_block_scaled(t.dtype) and layout.composite_parts(t.dtype) is not None:
+        return
+    what = "block-scaled " if is_block_scaled(t.dtype) else ""
+    raise EncodeError(f"tensor {t.name!r}: {layout.title} files hold no {what}{t.dtype} tensors")
 
 
-def _tensor_entry(t: Tensor, data: bytes | None, layout: L.Layout) -> _FileTensor:
+def _tensor_entry(t: Tensor, data: _Data | None, layout: L.Layout) -> _FileTensor:
     where = f"tensor {t.name!r}"
     shape = [_i32(d, f"{where} shape") for d in t.shape]
-    return _FileTensor(
+    entry = _FileTensor(
         t.name,
         shape,
         layout.dtype_value(t.dtype),
-        data,
+        None if data is None else data[0],
         bool(t.variable),
         bool(t.is_unranked),
         t.variable_name,
     )
+    parts = layout.composite_parts(t.dtype) if is_block_scaled(t.dtype) else None
+    if parts is not None:
+        entry.type, entry.scale_type, entry.block_shape = parts
+        entry.scale_data = None if data is None else data[1]
+    return entry
 
 
 def _shape_entry(t: Tensor, data: bytes | None) -> _FileShape:
@@ -455,9 +491,32 @@ def _shape_entry(t: Tensor, data: bytes | None) -> _FileShape:
     return _FileShape(t.name, rank, data)
 
 
-def _data_bytes(values: object, tensor: Tensor, where: str) -> bytes:
-    arr = encoding.coerce(values, tensor.dtype, tensor.shape, where)
-    return encoding.encode(arr, tensor.dtype)
+# A tensor's data as the file holds it: its data bytes and, for a block-scaled tensor,
+# its scale_data bytes.
+_Data = tuple[bytes, bytes | None]
+
+
+def _constant(t: Tensor, where: str) -> TensorValue | None:
+    try:
+        return t.constant()
+    except ValueError as exc:
+        raise EncodeError(f"{where}: {exc}") from None
+
+
+def _data_bytes(values: object, tensor: Tensor, where: str) -> _Data:
+    dt = tensor.dtype
+    if not is_block_scaled(dt):
+        if isinstance(values, BlockScaled):
+            raise EncodeError(f"{where}: block-scaled data for a {dt} tensor")
+        arr = encoding.coerce(values, dt, tensor.shape, where)
+        return encoding.encode(arr, dt), None
+    if not isinstance(values, BlockScaled) or values.dtype is not dt:
+        got = values.dtype if isinstance(values, BlockScaled) else "an array"
+        raise EncodeError(f"{where}: a {dt} tensor's data is its values and scales, got {got}")
+    vt, st = value_type(dt), scale_type(dt)
+    v = encoding.coerce(values.values, vt, tensor.shape, f"{where} values")
+    s = encoding.coerce(values.scales, st, values.scales.shape, f"{where} scales")
+    return encoding.encode(v, vt), encoding.encode(s, st)
 
 
 def _i32(value: object, what: str) -> int:

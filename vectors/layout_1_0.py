@@ -141,6 +141,17 @@ class Layout:
         self.IR_DTYPES: dict[int, DType] = {
             self.DTYPE.values[name]: dtypes.BY_NAME[ir] for ir, name in self.DTYPE_NAMES.items()
         }
+        # Block-scaled composites (TOSA 1.1 bs32_*): one TosaTensor whose ``type`` is the
+        # value type, ``scale_type`` the scale type and ``block_shape`` the BlockShape
+        # named by the block size (BLOCK_SHAPE_32); the scales in ``scale_data``.
+        # Composites whose parts the revision's files hold, by (type, scale_type,
+        # block_shape) numbers.
+        self.BLOCK_SHAPE = s.enum("BlockShape")
+        self.COMPOSITES: dict[tuple[int, int, int], DType] = {}
+        for dt in dtypes.BLOCK_SCALED:
+            parts = self._composite_parts(dt)
+            if parts is not None:
+                self.COMPOSITES[parts] = dt
 
     def __repr__(self) -> str:
         return f"Layout({self.REVISION!r})"
@@ -194,6 +205,20 @@ class Layout:
         """The DType number of an IR element type, or None when the files hold none."""
         name = self.DTYPE_NAMES.get(dt.name)
         return None if name is None else self.DTYPE.values[name]
+
+    def _composite_parts(self, dt: DType) -> tuple[int, int, int] | None:
+        value = self.dtype_value(dtypes.dtype(dt.block_value))
+        scale = self.dtype_value(dtypes.dtype(dt.block_scale))
+        shape = self.BLOCK_SHAPE.values.get(f"BLOCK_SHAPE_{dt.block_size}")
+        if value is None or scale is None or shape is None:
+            return None
+        return value, scale, shape
+
+    def composite_parts(self, dt: DType) -> tuple[int, int, int] | None:
+        """A block-scaled type's (type, scale_type, block_shape) numbers in a TosaTensor,
+        or None when the revision's files hold no such tensor."""
+        parts = self._composite_parts(dt)
+        return parts if parts is not None and parts in self.COMPOSITES else None
 
 
 def enum_value(enum: fbs_schema.Enum, name: str) -> int | None:

@@ -17,8 +17,10 @@ any language (or numpy without ml_dtypes) can read and write the files:
   readable by any numpy
 * mxint8 (TOSA 1.1) -> ``|i1``: the stored two's-complement code, as the graph IR holds
   it; the value is the code / 64 (Arm's tools write the same byte as ``|u1``)
-* the block-scaled composites (``bs32_...``) have no file: the graph IR holds no
-  block-scaled tensors yet
+* a block-scaled composite (``bs32_...``) is two files, each of its part's type: its
+  values (``input-K.npy``) and its scales (``input-K_scale.npy``, Arm's ``_scale``
+  convention; shape: the values' with the innermost dimension counted in blocks of
+  32) -- :func:`encode_block_scaled` / :func:`decode_block_scaled`
 
 Expected results of floating-point outputs and bound tensors are float64 (``<f8``):
 the reference result is computed in fp64 and must not be rounded before the check.
@@ -45,6 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, scale_shape, scale_type, value_type
 from conformance.dtypes import DType
 from vectors.pack_errors import PackError, one_line
 from vectors.pack_source import read_regular_file
@@ -53,9 +56,11 @@ __all__ = [
     "NpyHeader",
     "array_from",
     "decode_array",
+    "decode_block_scaled",
     "decode_bound",
     "decode_expected",
     "encode_array",
+    "encode_block_scaled",
     "encode_bound",
     "encode_expected",
     "expected_dtype",
@@ -111,8 +116,8 @@ def interchange_dtype(dtype: DType) -> np.dtype:
     except KeyError:
         if dtype.kind == "block":
             raise ValueError(
-                f"no .npy encoding for the block-scaled type {dtype.name!r}: the graph IR "
-                "holds no block-scaled tensors yet"
+                f"no one .npy encoding for the block-scaled type {dtype.name!r}: its values "
+                "and scales are two files, each of its part's type"
             ) from None
         raise ValueError(f"no .npy encoding for TOSA type {dtype.name!r}") from None
 
@@ -151,6 +156,37 @@ def encode_expected(array: np.ndarray, dtype: DType, *, source: str = "<array>")
             f"(the fp64 reference), got {arr.dtype}"
         )
     return _encode(arr, _FLOAT64)
+
+
+def encode_block_scaled(
+    value: BlockScaled, *, source: str = "<array>", scale_source: str = "<scales>"
+) -> tuple[bytes, bytes]:
+    """A block-scaled tensor (input, or expected result: both exact) as its values'
+    and its scales' ``.npy`` bytes."""
+    if not isinstance(value, BlockScaled):
+        raise PackError(f"{source}: a block-scaled tensor needs values and scales, got an array")
+    dt = value.dtype
+    return (
+        encode_array(value.values, value_type(dt), source=source),
+        encode_array(value.scales, scale_type(dt), source=scale_source),
+    )
+
+
+def decode_block_scaled(
+    data: bytes,
+    scale_data: bytes,
+    dtype: DType,
+    *,
+    source: str = "<bytes>",
+    scale_source: str = "<scales>",
+    shape: Shape | None = None,
+) -> BlockScaled:
+    """A block-scaled tensor from its values' and scales' ``.npy`` bytes; the scales
+    must have the shape the values' gives them (PackError naming the scale file)."""
+    values = decode_array(data, value_type(dtype), source=source, shape=shape)
+    want = scale_shape(values.shape, dtype.block_size)
+    scales = decode_array(scale_data, scale_type(dtype), source=scale_source, shape=want)
+    return BlockScaled(dtype, values, scales)
 
 
 def encode_bound(array: np.ndarray, *, source: str = "<array>") -> bytes:
@@ -300,8 +336,8 @@ def _narrow(wide: np.ndarray, dtype: DType, source: str) -> np.ndarray:
 def _refuse_block_scaled(dtype: DType, source: str) -> None:
     if dtype.kind == "block":
         raise PackError(
-            f"{source}: {dtype.name} is a block-scaled type, which has no .npy file: the "
-            "graph IR holds no block-scaled tensors yet"
+            f"{source}: {dtype.name} is a block-scaled type, whose values and scales are "
+            "two .npy files (encode_block_scaled / decode_block_scaled)"
         )
 
 

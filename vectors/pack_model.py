@@ -8,12 +8,13 @@ vector (its folder's files and their hashes).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from conformance.block_tensor import TensorValue
 from conformance.compliance_descriptor import ComplianceDescriptor
 from conformance.graph import Graph
 from conformance.revisions import revision_commit
@@ -120,7 +121,9 @@ class Vector:
     ``inputs`` holds one array per input of the graph's entry block, in the tensor's
     storage dtype (the tensor's DType is taken from the graph).  ``expected`` holds one
     array per output for ``kind == "valid"`` and none otherwise: float64 for
-    floating-point outputs, the storage dtype for the rest.  ``checks`` gives the
+    floating-point outputs, the storage dtype for the rest.  A block-scaled input or
+    output (TOSA 1.1 ``bs32_*``) is a :class:`~conformance.block_tensor.BlockScaled`:
+    its values and scales, each in its type's storage.  ``checks`` gives the
     compliance descriptor and bound per output; an output not in it is not checked.
     ``rule`` is ``reference.outcome.Rule.to_json()`` for error and level vectors.
     """
@@ -130,8 +133,8 @@ class Vector:
     mode: str  # exactly as in tosa.xml, e.g. "signed 32"
     kind: VectorKind
     graph: Graph
-    inputs: dict[str, np.ndarray]
-    expected: dict[str, np.ndarray]
+    inputs: Mapping[str, TensorValue]
+    expected: Mapping[str, TensorValue]
     checks: dict[str, Check]
     requirements: Requirements
     provenance: Provenance

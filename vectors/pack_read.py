@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.compliance_descriptor import ComplianceDescriptor
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
+from conformance.compliance_descriptor import ComplianceDescriptor, Mode, ScaledValuesParams
 from conformance.dtypes import DType, dtype
 from conformance.graph import Block, Graph
 from vectors import npy, pack_json
@@ -30,6 +31,7 @@ from vectors.pack_write import (
     input_file,
     result_file,
     rule_text,
+    scale_file,
 )
 
 # A file's bytes, None when the pack does not have it; PackError when it cannot be read.
@@ -167,8 +169,15 @@ class _Reader:
                 )
         if desc["kind"] == "error" and desc["expected_failure_desc"] != rule_text(desc["rule"]):
             self.fail(DESC, "expected_failure_desc does not state the rule")
+        scaled = [("inputs", k, i) for k, i in enumerate(ins) if "scale_file" in i]
+        scaled += [("expected", k, e) for k, e in enumerate(exps) if "scale_file" in e]
+        for what, k, item in scaled:
+            if item["scale_file"] != scale_file(item["file"]):
+                want = scale_file(item["file"])
+                self.fail(DESC, f"{what}[{k}].scale_file is {item['scale_file']!r}, not {want!r}")
         referenced = {DESC, desc["tosa_file"], *desc["ifm_file"]}
         referenced |= {e["file"] for e in exps} | {e["bound_file"] for e in exps if e["bound_file"]}
+        referenced |= {item["scale_file"] for _, _, item in scaled}
         for file in sorted(referenced - set(self.entry.files)):
             self.fail(file, "desc.json refers to it, but pack.json does not list it")
         for file in sorted(set(self.entry.files) - referenced):
@@ -203,6 +212,19 @@ class _Reader:
         ops = {op.op for block in graph.blocks() for op in block.operators}
         if desc["operator"] not in ops:
             self.fail(DESC, f"operator {desc['operator']} does not occur in the graph")
+        elif not main.outputs:
+            # Nothing to compare: only an operator with no outputs (ASSERT_EQUAL_SHAPE) is
+            # tested that way, by whether the graph runs or is rejected.
+            ops_under_test = (op for b in graph.blocks() for op in b.operators)
+            writes = next(
+                (op for op in ops_under_test if op.op == desc["operator"] and op.outputs), None
+            )
+            if writes is not None:
+                self.fail(
+                    DESC,
+                    f"the graph has no outputs, but its {writes.op} writes {writes.outputs}: "
+                    "nothing it computes would be checked",
+                )
 
     def _check_tensor(self, where: str, item: dict[str, Any], main: Block) -> None:
         t = main.tensors.get(item["name"])
@@ -222,29 +244,101 @@ class _Reader:
                 f"{t.name!r} has {list(t.shape)}",
             )
 
-    def _inputs(self, desc: dict[str, Any]) -> dict[str, np.ndarray]:
-        out = {}
+    def _inputs(self, desc: dict[str, Any]) -> dict[str, TensorValue]:
+        out: dict[str, TensorValue] = {}
         for item in desc["inputs"]:
-            arr = self._array(item["file"], npy.decode_array, dtype(item["dtype"]), item["shape"])
-            if arr is not None:
-                out[item["name"]] = arr
+            dt = dtype(item["dtype"])
+            value = (
+                self._block_scaled(item, dt)
+                if is_block_scaled(dt)
+                else self._array(item["file"], npy.decode_array, dt, item["shape"])
+            )
+            if value is not None:
+                out[item["name"]] = value
         return out
 
-    def _expected(self, desc: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Check]]:
-        expected: dict[str, np.ndarray] = {}
+    def _block_scaled(self, item: dict[str, Any], dt: DType) -> BlockScaled | None:
+        """A block-scaled tensor's two files (the schema makes scale_file present)."""
+        file, sfile = item["file"], item["scale_file"]
+        data, scale_data = self.data.get(file), self.data.get(sfile)
+        if data is None or scale_data is None:
+            return None  # missing: already reported
+        try:
+            return npy.decode_block_scaled(
+                data,
+                scale_data,
+                dt,
+                source=f"{self.name}/{file}",
+                scale_source=f"{self.name}/{sfile}",
+                shape=item["shape"],
+            )
+        except PackError as exc:
+            self.fail_error(exc)
+            return None
+
+    def _expected(self, desc: dict[str, Any]) -> tuple[dict[str, TensorValue], dict[str, Check]]:
+        expected: dict[str, TensorValue] = {}
         checks: dict[str, Check] = {}
         for k, item in enumerate(desc["expected"]):
             dt = dtype(item["dtype"])
-            arr = self._array(item["file"], npy.decode_expected, dt, item["shape"])
-            if arr is not None:
-                expected[item["name"]] = arr
+            value = (
+                self._block_scaled(item, dt)
+                if is_block_scaled(dt)
+                else self._array(item["file"], npy.decode_expected, dt, item["shape"])
+            )
+            if value is not None:
+                expected[item["name"]] = value
             bound = None
             if item["bound_file"] is not None:
                 bound = self._array(item["bound_file"], _decode_bound, dt, item["shape"])
             descriptor = self._descriptor(k, item, dt)
             if descriptor is not None or item["compliance"] is None:
                 checks[item["name"]] = Check(descriptor, bound)
+        self._check_partners(desc["expected"], checks)
         return expected, checks
+
+    def _check_partners(self, items: list[dict[str, Any]], checks: dict[str, Check]) -> None:
+        """Outputs judged together name each other: a SCALED_VALUES output its scale
+        output, whose compliance is BLOCK_SCALES naming it back, with a scale per block
+        of the values' innermost dimension."""
+        index = {item["name"]: k for k, item in enumerate(items)}
+        for k, item in enumerate(items):
+            check = checks.get(item["name"])
+            d = None if check is None else check.descriptor
+            if d is None or d.partner is None:
+                continue
+            values = d.mode is Mode.SCALED_VALUES
+            role, back = ("scale", Mode.BLOCK_SCALES) if values else ("values", Mode.SCALED_VALUES)
+            other = d.partner
+            where = f"expected[{k}].compliance: {d.mode.value} names {role} output {other!r}"
+            if other not in index or other == item["name"]:
+                self.fail(DESC, f"{where}, which is not another output of the vector")
+                continue
+            o = checks.get(other)
+            od = None if o is None else o.descriptor
+            if od is None or od.mode is not back or od.partner != item["name"]:
+                got = "none" if od is None else od.mode.value
+                self.fail(
+                    DESC,
+                    f"{where}, whose compliance is {got}, not {back.value} naming {item['name']!r}",
+                )
+                continue
+            if values:
+                assert isinstance(d.params, ScaledValuesParams)
+                self._check_blocks(k, item, items[index[other]], d.params.block_size)
+
+    def _check_blocks(
+        self, k: int, values: dict[str, Any], scales: dict[str, Any], block_size: int
+    ) -> None:
+        shape = list(values["shape"])
+        want = [*shape[:-1], shape[-1] // block_size] if shape else None
+        if want is None or shape[-1] % block_size or list(scales["shape"]) != want:
+            self.fail(
+                DESC,
+                f"expected[{k}].compliance: {values['name']!r} of shape {shape} in blocks of "
+                f"{block_size} does not fit its scale output {scales['name']!r} of shape "
+                f"{list(scales['shape'])}",
+            )
 
     def _descriptor(self, k: int, item: dict[str, Any], dt: DType) -> ComplianceDescriptor | None:
         raw = item["compliance"]

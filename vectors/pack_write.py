@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
+from conformance.dtypes import DType
 from conformance.graph import Block
 from vectors import npy, pack_json
 from vectors.flatbuffer import FlatbufferError, format_for, serialize
@@ -41,6 +43,13 @@ def bound_file(k: int) -> str:
 
 def result_file(k: int) -> str:
     return f"result-{k}.npy"
+
+
+def scale_file(file: str) -> str:
+    """The scale file of a block-scaled tensor whose values are in ``file``: the same
+    name with ``_scale`` (Arm's convention: ``input-0.npy``, ``input-0_scale.npy``)."""
+    stem, dot, ext = file.rpartition(".")
+    return f"{stem}_scale{dot}{ext}" if dot else f"{file}_scale"
 
 
 def rule_text(rule: dict[str, Any]) -> str:
@@ -82,10 +91,35 @@ def _inputs(vector: Vector, main: Block, files: dict[str, bytes]) -> list[dict[s
     for k, tname in enumerate(main.inputs):
         t = main.tensors[tname]
         fname = input_file(k)
-        source = f"{vector.name}/{fname}"
-        files[fname] = npy.encode_array(vector.inputs[tname], t.dtype, source=source)
-        out.append({"name": tname, "file": fname, "dtype": t.dtype.name, "shape": list(t.shape)})
+        item: dict[str, Any] = {
+            "name": tname,
+            "file": fname,
+            "dtype": t.dtype.name,
+            "shape": list(t.shape),
+        }
+        item.update(_tensor_files(vector.name, vector.inputs[tname], t.dtype, fname, files))
+        out.append(item)
     return out
+
+
+def _tensor_files(
+    vector: str, value: TensorValue, dt: DType, fname: str, files: dict[str, bytes]
+) -> dict[str, str]:
+    """Write an input (or an exact block-scaled result) into ``files``: one file, or a
+    block-scaled tensor's values and scales; its ``scale_file`` entry, if any."""
+    source = f"{vector}/{fname}"
+    if not is_block_scaled(dt):
+        if isinstance(value, BlockScaled):
+            raise PackError(f"{source}: block-scaled values for a {dt} tensor")
+        files[fname] = npy.encode_array(value, dt, source=source)
+        return {}
+    sname = scale_file(fname)
+    if not isinstance(value, BlockScaled) or value.dtype is not dt:
+        raise PackError(f"{source}: a {dt} tensor is values and scales (a BlockScaled)")
+    files[fname], files[sname] = npy.encode_block_scaled(
+        value, source=source, scale_source=f"{vector}/{sname}"
+    )
+    return {"scale_file": sname}
 
 
 def _expected(vector: Vector, main: Block, files: dict[str, bytes]) -> list[dict[str, Any]]:
@@ -103,9 +137,14 @@ def _expected(vector: Vector, main: Block, files: dict[str, bytes]) -> list[dict
     for k, tname in enumerate(main.outputs):
         t = main.tensors[tname]
         fname = expected_file(k)
-        files[fname] = npy.encode_expected(
-            vector.expected[tname], t.dtype, source=f"{name}/{fname}"
-        )
+        value = vector.expected[tname]
+        scales: dict[str, str] = {}
+        if is_block_scaled(t.dtype):  # exact results: values and scales, as inputs are
+            scales = _tensor_files(name, value, t.dtype, fname, files)
+        elif isinstance(value, BlockScaled):
+            raise PackError(f"{name}/{fname}: block-scaled values for a {t.dtype} output")
+        else:
+            files[fname] = npy.encode_expected(value, t.dtype, source=f"{name}/{fname}")
         check = vector.checks.get(tname, Check(None, None))
         bname = None
         if check.bound is not None:
@@ -119,6 +158,7 @@ def _expected(vector: Vector, main: Block, files: dict[str, bytes]) -> list[dict
                 "shape": list(t.shape),
                 "bound_file": bname,
                 "compliance": None if check.descriptor is None else check.descriptor.to_json(),
+                **scales,
             }
         )
     return out

@@ -27,12 +27,12 @@ with the worker instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-
+from conformance.block_tensor import TensorValue
 from conformance.dtypes import DType
 from conformance.errors import ConformanceError
 from reference.compliance.denormals import DenormalMode, declared_modes
@@ -50,14 +50,16 @@ class BackendResult:
     """What a backend did with one vector.
 
     ``outputs`` maps graph output names to arrays in the tensor's storage dtype (or any
-    dtype the runner can convert exactly); ``rejected`` is the backend's message when it
-    refused the graph (the right answer for a must-fail vector); ``declined`` says why
-    the backend does not implement what the graph needs, found only once it ran (a
-    program's ``unsupported.txt``): the vector is skipped, as by unsupported(), and a
-    claimed pair with a declined vector is not met.
+    dtype the runner can convert exactly), a block-scaled output to a
+    :class:`~conformance.block_tensor.BlockScaled` (its values and scales);
+    ``rejected`` is the backend's message when it refused the graph (the right answer
+    for a must-fail vector); ``declined`` says why the backend does not implement what
+    the graph needs, found only once it ran (a program's ``unsupported.txt``): the
+    vector is skipped, as by unsupported(), and a claimed pair with a declined vector
+    is not met.
     """
 
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    outputs: Mapping[str, TensorValue] = field(default_factory=dict)
     rejected: str | None = None
     log: str = ""  # anything the backend printed, kept for the report
     declined: str | None = None

@@ -17,8 +17,11 @@ each input's and output's type and shape, the operator, mode and level.  Not the
 vector's name, kind, rule or expected results: a program told "this one must fail"
 could pass every error vector without reading the graph.  The program writes one
 ``.npy`` per ``ofm_file``, or rejects the graph by exiting non-zero or writing
-``WORKDIR/error.txt``.  docs/backends.md is the full convention; how each outcome is
-read is in :meth:`CommandBackend.run`.
+``WORKDIR/error.txt``.  A block-scaled tensor (TOSA 1.1 ``bs32_*``) is two files, as
+Arm's tools have it: ``input-K.npy`` its values and ``input-K_scale.npy`` its scales;
+for such an output the program writes the ``ofm_file`` and the same name with
+``_scale``.  docs/backends.md is the full convention; how each outcome is read is in
+:meth:`CommandBackend.run`.
 """
 
 from __future__ import annotations
@@ -43,7 +46,16 @@ import numpy as np
 
 from conformance.backends import sandbox
 from conformance.backends.base import BackendError, BackendResult
+from conformance.block_tensor import (
+    BlockScaled,
+    TensorValue,
+    is_block_scaled,
+    scale_shape,
+    scale_type,
+    value_type,
+)
 from conformance.dtypes import DType
+from conformance.graph import Tensor
 from conformance.user_files import file_sha256
 from reference.compliance.denormals import format_modes, parse_modes
 from vectors.flatbuffer import format_for, serialize
@@ -169,7 +181,7 @@ class CommandBackend:
             message = f"{self._program} exited with status {code}{_last_line(log)}"
             return BackendResult.reject(message, log)
         main = vector.graph.main
-        outputs: dict[str, np.ndarray] = {}
+        outputs: dict[str, TensorValue] = {}
         problems: list[str] = []
         notes: list[str] = []
         for name, path in results.items():
@@ -178,7 +190,7 @@ class CommandBackend:
                 continue
             try:
                 t = main.tensors[name]
-                outputs[name] = read_result(path, t.dtype, tuple(t.shape))
+                outputs[name] = _read_tensor_result(path, t)
             except ValueError as exc:
                 problems.append(f"{path.name} (output {name!r}): {exc}")
         if problems and vector.kind == "valid":
@@ -276,7 +288,12 @@ def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Pa
     inputs: dict[str, str] = {}
     for k, name in enumerate(main.inputs):
         path = workdir / f"input-{k}.npy"
-        save_array(path, vector.inputs[name], main.tensors[name].dtype)
+        value, dt = vector.inputs[name], main.tensors[name].dtype
+        if isinstance(value, BlockScaled):  # values and scales, Arm's _scale beside them
+            save_array(path, value.values, value_type(dt))
+            save_array(_scale_path(path), value.scales, scale_type(dt))
+        else:
+            save_array(path, value, dt)
         inputs[name] = str(path)
     # Numbered, never the pack's own names: those could say which outputs are compared.
     results = {name: workdir / f"result-{k}.npy" for k, name in enumerate(main.outputs)}
@@ -302,6 +319,26 @@ def materialize(vector: LoadedVector, workdir: Path) -> tuple[Path, dict[str, Pa
     desc_path = workdir / DESC_FILE
     desc_path.write_text(json.dumps(desc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return desc_path, results
+
+
+def _scale_path(path: Path) -> Path:
+    return path.with_name(f"{path.stem}_scale{path.suffix}")
+
+
+def _read_tensor_result(path: Path, t: Tensor) -> TensorValue:
+    """An output's result: one file, or a block-scaled output's values and scales."""
+    if not is_block_scaled(t.dtype):
+        return read_result(path, t.dtype, tuple(t.shape))
+    spath = _scale_path(path)
+    if not spath.exists():
+        raise ValueError(f"no {spath.name} beside it: a {t.dtype} output is two files")
+    values = read_result(path, value_type(t.dtype), tuple(t.shape))
+    s_shape = scale_shape(tuple(t.shape), t.dtype.block_size)
+    scales = read_result(spath, scale_type(t.dtype), s_shape)
+    try:
+        return BlockScaled.of(t.dtype, values, scales)
+    except ValueError as exc:
+        raise ValueError(f"{path.name} and {spath.name}: {exc}") from None
 
 
 def read_result(path: Path, dtype: DType, shape: tuple[int, ...] | None = None) -> np.ndarray:

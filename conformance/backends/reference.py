@@ -7,7 +7,7 @@ from pathlib import Path
 from conformance.backends.base import BackendResult
 from conformance.spec import load_spec
 from reference.compliance.denormals import SUPPORTED, format_modes, parse_modes
-from reference.engine import Evaluator, to_storage
+from reference.engine import Evaluator, held
 from vectors.pack_model import LoadedVector
 
 # The reference computes in fp64 from the operands as stored: it supports denormals
@@ -35,5 +35,5 @@ class ReferenceBackend:
             return BackendResult.reject(f"unpredictable: {outcome.rule}")
         main = vector.graph.main
         # Like any implementation, the reference hands back values of the output type.
-        outputs = {n: to_storage(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
+        outputs = {n: held(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
         return BackendResult(outputs)

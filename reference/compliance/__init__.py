@@ -5,6 +5,7 @@ accuracy the TOSA spec requires of it, compared with the fp64 reference result.
 ``rules``), ``check`` applies it and returns a ``Verdict``.  See docs/compliance.md.
 """
 
+from .block_scaled import Partner
 from .bound_inputs import (
     ABS_ERROR_OPERATORS,
     DotProductBoundInputs,
@@ -16,12 +17,14 @@ from .bound_inputs import (
 from .checker import check
 from .descriptor import (
     AbsErrorParams,
+    BlockScalesParams,
     ComplianceDescriptor,
     DotProductParams,
     Magnitude,
     Mode,
     ReduceProductParams,
     ResizeParams,
+    ScaledValuesParams,
     UlpParams,
 )
 from .dot_product import MIN_DOT_PRODUCTS, DotProductStats, ksb
@@ -47,7 +50,7 @@ from .rules import (
     ulp_operators,
     zero_sign_operators,
 )
-from .verdict import MAX_REPORTED, Verdict
+from .verdict import MAX_REPORTED, ScalesVerdict, Verdict
 
 __all__ = [
     "ABS_ERROR_OPERATORS",
@@ -60,14 +63,18 @@ __all__ = [
     "ULP_OPERATORS",
     "ZERO_SIGN_OPERATORS",
     "AbsErrorParams",
+    "BlockScalesParams",
     "ComplianceDescriptor",
     "DotProductBoundInputs",
     "DotProductParams",
     "DotProductStats",
     "Magnitude",
     "Mode",
+    "Partner",
     "ReduceProductParams",
     "ResizeParams",
+    "ScaledValuesParams",
+    "ScalesVerdict",
     "UlpParams",
     "Verdict",
     "abs_error",

@@ -16,17 +16,23 @@ CAST_FROM_BLOCK_SCALED's rule needs one output and its input scales, so it is an
 ordinary ABS_ERROR check whose bound tensor is :func:`from_block_error_bound` (for its
 bf16 / fp32 outputs 1.1's bound check is 1.0's).  CAST_TO_BLOCK_SCALED's rule checks
 the values an implementation returns against the scale it returned, two outputs at
-once: :func:`check_scale` is that check; no per-output descriptor can state it.
+once: :func:`check_scale` is that check, and :func:`check_scaled_values` applies it to
+a SCALED_VALUES output and the BLOCK_SCALES output its descriptor names (the scale is
+judged there, once, with its block's values).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from conformance import dtypes
+from conformance.compliance_descriptor import ComplianceDescriptor, ScaledValuesParams
 from conformance.dtypes import DType
+
+from .verdict import MAX_REPORTED, ScalesVerdict, Verdict, _fmt, _nd_indices
 
 # generic_helpers.tosac: has_Inf is false for these, has_NaN for all but fp8e4m3.
 NO_INF: frozenset[str] = frozenset({"fp8e4m3", "fp6e2m3", "fp6e3m2", "fp4e2m1", "mxint8"})
@@ -207,3 +213,167 @@ def check_scale(
     value_ok = value_ok | free
     ok = value_ok & np.repeat(scale_ok, block_size, axis=-1)
     return ScaleCheck(scale_ok, value_ok, ok)
+
+
+@dataclass(frozen=True)
+class Partner:
+    """The output a SCALED_VALUES output is judged with: its name, type, reference
+    result (fp64 scales) and what the implementation returned (in its storage)."""
+
+    name: str
+    dtype: DType
+    expected: np.ndarray
+    actual: np.ndarray
+
+
+def check_scaled_values(
+    desc: ComplianceDescriptor,
+    actual: np.ndarray,
+    x: np.ndarray,
+    partner: Partner,
+) -> Verdict:
+    """A SCALED_VALUES output ``actual`` (its type's storage) and its scale output
+    ``partner`` under :func:`check_scale`; ``x`` is the bound tensor, the input values
+    in fp64.  The verdict is the values'; ``verdict.scales`` is the scales' part."""
+    assert isinstance(desc.params, ScaledValuesParams)
+    bs, value_t, scale_t = desc.params.block_size, desc.dtype, partner.dtype
+    act, xs = np.asarray(actual), np.asarray(x, dtype=np.float64)
+    ts_raw, rs = np.asarray(partner.actual), np.asarray(partner.expected)
+    _require_storage(act, value_t, "actual")
+    _require_storage(ts_raw, scale_t, f"{partner.name} (actual)")
+    if xs.shape != act.shape:
+        raise ValueError(f"shape mismatch: bound has shape {xs.shape}, actual {act.shape}")
+    want = (*act.shape[:-1], act.shape[-1] // bs) if act.ndim else None
+    if want is None or act.shape[-1] % bs:
+        raise ValueError(f"values of shape {list(act.shape)} are not blocks of {bs}")
+    for what, arr in (("actual", ts_raw), ("expected", rs)):
+        if arr.shape != want:
+            raise ValueError(
+                f"{partner.name} ({what}) has shape {list(arr.shape)}; the blocks of "
+                f"{list(act.shape)} need {list(want)}"
+            )
+    if rs.dtype != np.float64:
+        raise ValueError(f"{partner.name} (expected) has dtype {rs.dtype}, not float64")
+    # mx.decode, inlined: mxint8 is its code over 64, the floats widen exactly.
+    tv = act.astype(np.float64) / 64.0 if value_t is dtypes.MXINT8 else act.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ts = ts_raw.astype(np.float64)
+    sc = check_scale(ts, tv, rs, xs, value_t, bs, scale_t)
+    n_ulp = value_ulps(value_t)
+    per_elem_ts = np.repeat(ts, bs, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ref_value = xs / per_elem_ts
+    free = np.repeat(np.isnan(rs), bs, axis=-1)
+    margin = np.where(free, 0.0, _value_margin(tv, ref_value, sc, value_t, n_ulp, bs))
+    return _scaled_verdict(desc, sc, margin, tv, ref_value, ts, rs, xs, partner, n_ulp, bs)
+
+
+def _require_storage(arr: np.ndarray, dt: DType, what: str) -> None:
+    if arr.dtype != dt.storage:
+        raise ValueError(f"{what} has dtype {arr.dtype}, but {dt} is stored as {dt.storage}")
+
+
+def _value_margin(
+    tv: np.ndarray, ref: np.ndarray, sc: ScaleCheck, value_t: DType, n_ulp: int, bs: int
+) -> np.ndarray:
+    """How much of its ulp allowance each value used: at most 1 where it passed (a
+    saturated value passes beyond it), above 1 or inf where it failed; inf through a
+    block whose scale failed."""
+    allowed = ulp(ref, value_t) * n_ulp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = np.where(allowed > 0, np.abs(tv - ref) / np.where(allowed > 0, allowed, 1.0), 0.0)
+    raw = np.where(np.isnan(raw), np.inf, raw)
+    margin = np.where(sc.value_ok, np.minimum(raw, 1.0), np.where(raw > 1, raw, np.inf))
+    return np.where(np.repeat(sc.scale_ok, bs, axis=-1), margin, np.inf)
+
+
+def _show(value: float, dt: DType) -> str:
+    """A value or a scale for a message; a scale as the power of two it is."""
+    if dt is dtypes.FP8UE8M0 and math.isfinite(value) and value > 0:
+        mant, exp = math.frexp(value)
+        if mant == 0.5:
+            return f"2**{exp - 1}"
+    return _fmt(value, dt) if dt.is_float else f"{value:.9g}"
+
+
+def _scaled_verdict(
+    desc: ComplianceDescriptor,
+    sc: ScaleCheck,
+    margin: np.ndarray,
+    tv: np.ndarray,
+    ref_value: np.ndarray,
+    ts: np.ndarray,
+    rs: np.ndarray,
+    xs: np.ndarray,
+    partner: Partner,
+    n_ulp: int,
+    bs: int,
+) -> Verdict:
+    """One line for the values and one for their scales; a failure names the first
+    block whose scale fails and the first value that fails against a passing scale."""
+    value_t, scale_t = desc.dtype, partner.dtype
+    shape, count, blocks = sc.ok.shape, int(sc.ok.size), int(sc.scale_ok.size)
+    bad = np.flatnonzero(~sc.ok.reshape(-1))
+    bad_blocks = np.flatnonzero(~sc.scale_ok.reshape(-1))
+    # values that fail though their block's scale passed
+    bad_values = np.flatnonzero((~sc.value_ok & np.repeat(sc.scale_ok, bs, axis=-1)).reshape(-1))
+    values_of = f"{count} value{'s' if count != 1 else ''} in {blocks} block{'s' * (blocks != 1)}"
+    worst: tuple[int, ...] | None = None
+    max_margin = 0.0
+    if count:
+        flat = margin.reshape(-1)
+        w = int(np.argmax(flat))
+        worst = tuple(int(i) for i in np.unravel_index(w, shape))
+        max_margin = float(flat[w])
+    if not bad.size:
+        used = "" if worst is None else f": worst value {_ratio(max_margin * n_ulp)} of {n_ulp} ulp"
+        used += "" if worst is None else f" at {list(worst)}"
+        message = f"pass ({values_of}, scales from {partner.name}){used}"
+        scale_msg = f"pass ({blocks} block{'s' * (blocks != 1)})"
+    else:
+        parts = []
+        if bad_blocks.size:
+            b = tuple(int(i) for i in np.unravel_index(int(bad_blocks[0]), sc.scale_ok.shape))
+            parts.append(
+                f"block {list(b)} scale {_show(float(ts[b]), scale_t)} ({partner.name}), "
+                f"reference {_show(float(rs[b]), scale_t)}: not within 1 ulp of {scale_t}"
+            )
+        if bad_values.size:
+            i = tuple(int(k) for k in np.unravel_index(int(bad_values[0]), shape))
+            blk = (*i[:-1], i[-1] // bs)
+            parts.append(
+                f"value at {list(i)} {_show(float(tv[i]), value_t)}, x / scale = "
+                f"{_fmt(float(xs[i]), dtypes.FP32)} / {_show(float(ts[blk]), scale_t)} = "
+                f"{float(ref_value[i]):.6g}: not within {n_ulp} ulp of {value_t}"
+            )
+        why = []
+        if bad_blocks.size:
+            why.append(f"{bad_blocks.size} block scale{'s' * (bad_blocks.size != 1)} wrong")
+        if bad_values.size:
+            n = bad_values.size
+            why.append(f"{n} value{'s' * (n != 1)} wrong against a right scale")
+        head = f"FAIL ({bad.size} of {values_of}: {', '.join(why)})"
+        message = f"{head}: " + "; ".join(parts)
+        scale_msg = (
+            f"FAIL ({bad_blocks.size} of {blocks} blocks)"
+            if bad_blocks.size
+            else f"pass ({blocks} block{'s' * (blocks != 1)})"
+        )
+    scales = ScalesVerdict(
+        partner.name, not bad_blocks.size, blocks, int(bad_blocks.size), scale_msg
+    )
+    return Verdict(
+        not bad.size,
+        desc.mode,
+        count,
+        int(bad.size),
+        _nd_indices(bad[:MAX_REPORTED], shape),
+        max_margin,
+        worst,
+        message,
+        scales=scales,
+    )
+
+
+def _ratio(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else str(v)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from conformance.dtypes import DType
 
 from . import revision_rules
+from .block_scaled import Partner, check_scaled_values
 from .bounds import (
     abs_error_bound,
     reduce_product_error_bound,
@@ -15,6 +17,7 @@ from .bounds import (
     ulp_error_bound,
     ulp_size,
 )
+from .composite import check_block_scaled
 from .descriptor import (
     AbsErrorParams,
     ComplianceDescriptor,
@@ -31,10 +34,12 @@ from .verdict import Verdict, build_verdict
 
 
 def check(
-    expected: np.ndarray,
+    expected: TensorValue,
     descriptor: ComplianceDescriptor,
-    actual: np.ndarray,
+    actual: TensorValue,
     bound: np.ndarray | None = None,
+    *,
+    partner: Partner | None = None,
 ) -> Verdict:
     """Check ``actual`` against ``expected``.
 
@@ -46,7 +51,29 @@ def check(
 
     Where the spec revisions state a rule differently, the process's spec decides
     (``revision_rules.current()``).
+
+    SCALED_VALUES judges two outputs together: ``partner`` is the scale output its
+    descriptor names (reference and returned scales); the verdict's ``scales`` is that
+    output's part.  A BLOCK_SCALES output is judged there, never on its own.
+
+    A block-scaled composite output (``bs32_*``: a BlockScaled expected and actual) is
+    judged by :func:`.composite.check_block_scaled`.
     """
+    if is_block_scaled(descriptor.dtype):  # values and scales: .composite
+        if bound is not None or partner is not None:
+            raise ValueError(f"a {descriptor.dtype} output is judged alone, without a bound")
+        return check_block_scaled(expected, descriptor, actual)
+    if isinstance(expected, BlockScaled) or isinstance(actual, BlockScaled):
+        raise ValueError(f"block-scaled values for a {descriptor.dtype} output")
+    if descriptor.mode is Mode.BLOCK_SCALES:
+        raise ValueError(
+            f"BLOCK_SCALES outputs are judged with their values output "
+            f"{descriptor.partner!r}, not on their own"
+        )
+    if descriptor.mode is Mode.SCALED_VALUES:
+        return _check_scaled(expected, descriptor, actual, bound, partner)
+    if partner is not None:
+        raise ValueError(f"{descriptor.mode.value} judges one output; a partner was given")
     exp, act, bnd = _validated(expected, descriptor, actual, bound)
     mode = descriptor.mode
     if mode is Mode.EXACT:
@@ -103,6 +130,26 @@ def check(
     )
     interval = (bounded.low, bounded.high)
     return build_verdict(descriptor, bounded.ok, bounded.margin, exp, act, interval=interval)
+
+
+def _check_scaled(
+    expected: np.ndarray,
+    desc: ComplianceDescriptor,
+    actual: np.ndarray,
+    bound: np.ndarray | None,
+    partner: Partner | None,
+) -> Verdict:
+    name = desc.partner
+    if partner is None:
+        raise ValueError(f"SCALED_VALUES needs its scale output {name!r}, but it was not given")
+    if partner.name != name:
+        raise ValueError(f"SCALED_VALUES names scale output {name!r}, got {partner.name!r}")
+    if bound is None:
+        raise ValueError("SCALED_VALUES needs a bound tensor (the input values), none was given")
+    if np.shape(expected) != np.shape(actual):
+        shapes = f"expected has shape {np.shape(expected)}, actual {np.shape(actual)}"
+        raise ValueError(f"shape mismatch: {shapes}")
+    return check_scaled_values(desc, actual, bound, partner)
 
 
 # exp2(-normal_frac<fp32>() - 1): RESCALE's INEXACT_ROUND error bound per magnitude.

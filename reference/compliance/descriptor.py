@@ -8,6 +8,7 @@ import path working.
 from conformance.compliance_descriptor import (
     DATA_SETS,
     AbsErrorParams,
+    BlockScalesParams,
     ComplianceDescriptor,
     DotProductParams,
     IntRangeParams,
@@ -16,12 +17,14 @@ from conformance.compliance_descriptor import (
     Params,
     ReduceProductParams,
     ResizeParams,
+    ScaledValuesParams,
     UlpParams,
 )
 
 __all__ = [
     "DATA_SETS",
     "AbsErrorParams",
+    "BlockScalesParams",
     "ComplianceDescriptor",
     "DotProductParams",
     "IntRangeParams",
@@ -30,5 +33,6 @@ __all__ = [
     "Params",
     "ReduceProductParams",
     "ResizeParams",
+    "ScaledValuesParams",
     "UlpParams",
 ]

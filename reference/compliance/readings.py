@@ -69,6 +69,21 @@ READINGS: tuple[Reading, ...] = (
         _T + "test_dot_product_infinity_where_the_range_passes_normal_max",
     ),
     Reading(
+        "avg-pool-acc-range",
+        "tensor_ops, AVG_POOL2D.tosac: acc = apply_add_s<acc_t>(acc, value) over the "
+        "window, then the division; introduction, Dot product accuracy requirements "
+        "(Appendix A: weights 1/KS)",
+        "Where the window's sum of magnitudes, with KS roundings of slack, passes acc_t's "
+        "largest value, the output has no accuracy limit: the pseudocode's acc_t sum "
+        "overflows there (fp16 accumulate: 30000 + 40000), which the dot-product form "
+        "(weights 1/KS, a bound that is a mean) cannot show, while REDUCE_SUM's bound "
+        "(weights 1) does.  Read literally, every implementation that sums in acc_t as "
+        "written fails such data.",
+        "The model sums in acc_t and returns an infinity there; 6 vectors on free data "
+        "(S = -1: 5 of the 1.1 pack, 1 of the 1.0 pack) disagreed before this reading.",
+        _T + "test_avg_pool_sum_past_the_accumulator_has_no_limit",
+    ),
+    Reading(
         "zero-sign-selection",
         "arithmetic_helpers: apply_max_s ('if (a >= b) return a'), apply_min_s, "
         "apply_clip_s; introduction, precision table, comparison row: 'The sign of the "
@@ -411,8 +426,10 @@ READINGS: tuple[Reading, ...] = (
         "1.1 draft tosa_reference_check_scale (numeric accuracy helpers), its last line",
         "The implementation's value is checked against x / test_scale with the arguments in their"
         " places; as written (swapped) correct results fail (fp4: 6 for 6.9, 0 for 0.1).",
-        "Not measured (CAST_TO_BLOCK_SCALED has no valid vectors yet: its two outputs are checked"
-        " together).",
+        "Measured on the 1.1 draft's CAST_TO_BLOCK_SCALED pack (110 valid vectors, values judged"
+        " with their scale output): as written, the reference's own correct results fail in 56"
+        " of them (20,470 values; fp4e2m1 19 vectors, fp6e2m3 15, fp6e3m2 11, fp8e4m3 6, mxint8 4,"
+        " fp8e5m2 1); read so, none fail, and Arm's model passes all 110.",
         "tests/reference/test_ops_block_scaled_1_1.py::test_check_scale_reading_and_nan_scale",
     ),
     Reading(
@@ -421,8 +438,24 @@ READINGS: tuple[Reading, ...] = (
         "A block whose reference scale is NaN accepts any scale and any values, as written; a NaN"
         " scale returned for a finite block fails (has_Inf<fp8ue8m0_t>() is true as written, so "
         "the check does not skip it).",
-        "Not measured.",
+        "45 of the 110 valid CAST_TO_BLOCK_SCALED vectors of the 1.1 draft hold NaN-scale blocks"
+        " (79 blocks); Arm's model passes them all.  A NaN scale returned for an all-zero block "
+        "(mutant block-scale-zero-block-nan) fails 40 vectors.",
         "tests/reference/test_ops_block_scaled_1_1.py::test_check_scale_reading_and_nan_scale",
+    ),
+    Reading(
+        "v11-mx-cast-to-scale-shape",
+        "1.1 draft CAST_TO_BLOCK_SCALED: output_scale's shape is declared 'out_scale_shape', "
+        "tied to nothing; the pseudocode writes scale_index (index with the innermost "
+        "dimension over block_size) into it; operators.adoc: 'The shape of each output "
+        "argument must be derivable from operator input arguments and attributes'",
+        "out_scale_shape is read as shape with its innermost dimension divided by block_size "
+        "(the one shape the pseudocode's writes derive), and any other shape breaks the "
+        "output argument rule (ERROR_IF).  As written no ERROR_IF states it: a longer scale "
+        "tensor leaves scales unwritten, a shorter one breaks tensor_write's REQUIRE.",
+        "The model accepts output_scale one to three scales too long: 5 must-fail vectors of "
+        "the 1.1 draft's CAST_TO_BLOCK_SCALED pack (the other 37 it runs are rejected).",
+        "tests/reference/test_ops_block_scaled_1_1.py::test_cast_to_error_ifs",
     ),
     Reading(
         "v11-mx-no-value-encode",
@@ -455,8 +488,10 @@ READINGS: tuple[Reading, ...] = (
         "1.1 draft CONV2D_BLOCK_SCALED.tosac: the scales multiply the block sum at every tap, "
         "padded taps included",
         "As written: a NaN weight scale reaches outputs through padding; recipes keep weight "
-        "scales non-NaN wherever there is padding, so no vector depends on it.",
-        "Not measured.",
+        "scales non-NaN wherever there is padding, and the edge fill refuses to place one "
+        "there (strategies.fill.REFUSALS), so no vector depends on it.",
+        "The model skips padded taps: finite where the pseudocode gives NaN (1 vector of the "
+        "1.1 pack, before the edge fill refused such scales).",
         "tests/reference/test_ops_block_scaled_1_1.py::test_conv2d_nan_weight_scale_reaches_throu"
         "gh_padding",
     ),

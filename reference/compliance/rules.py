@@ -119,6 +119,9 @@ DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
         "GATHER",
         "ROW_GATHER",
         "SCATTER",
+        # TOSA 1.1: values and their scales, each moved bit for bit.
+        "RESHAPE_BLOCK_SCALED",
+        "ROW_GATHER_BLOCK_SCALED",
         "VARIABLE_READ",
     }
 )

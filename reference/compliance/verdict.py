@@ -18,6 +18,19 @@ MAX_REPORTED = 100
 
 
 @dataclass(frozen=True)
+class ScalesVerdict:
+    """The partner scale output's part of a SCALED_VALUES verdict: the rule checks each
+    block's scale once, with the block's values, and this is that result (its message
+    is the head only: the values' message names the failing block)."""
+
+    name: str  # the scale output
+    passed: bool
+    count: int  # blocks
+    failing_count: int
+    message: str
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Result of ``check``.
 
@@ -39,6 +52,7 @@ class Verdict:
     worst_index: tuple[int, ...] | None
     message: str
     dot_product: DotProductStats | None = None
+    scales: ScalesVerdict | None = None  # SCALED_VALUES: its scale output's blocks
 
     def __bool__(self) -> bool:
         return self.passed

@@ -13,10 +13,12 @@
   scale; flooring the scaled product at normal_min<fp4e2m1> = 1.0 would ignore the
   scale), the bias's magnitude at least normal_min<out_t>.
 * CAST_TO_BLOCK_SCALED: its rule (``tosa_reference_check_scale``) checks the values an
-  implementation returns against the scale it returned, two outputs together, which a
-  per-output descriptor cannot state: ``reference.compliance.block_scaled.check_scale``
-  implements it, and until the vector format can pair two outputs the operator is not
-  described (no valid vector is made of it).
+  implementation returns against the scale it returned, two outputs together:
+  output_data is SCALED_VALUES, naming output_scale, with the input x as its bound
+  tensor (the rule's ``ref_scale * ref_value``; mxint8's expected result is its rounded
+  code, so x cannot be had from it); output_scale is BLOCK_SCALES, naming output_data,
+  and is judged there.  Both must be graph outputs of the vector, or neither is
+  described.
 """
 
 from __future__ import annotations
@@ -25,8 +27,18 @@ import numpy as np
 
 from conformance.dtypes import DType
 from reference import compliance, mx
-from reference.compliance.block_scaled import CAST_FROM_RULE, from_block_error_bound
-from reference.compliance.descriptor import ComplianceDescriptor, DotProductParams, Mode
+from reference.compliance.block_scaled import (
+    CAST_FROM_RULE,
+    CAST_TO_RULE,
+    from_block_error_bound,
+)
+from reference.compliance.descriptor import (
+    BlockScalesParams,
+    ComplianceDescriptor,
+    DotProductParams,
+    Mode,
+    ScaledValuesParams,
+)
 from reference.expectations import DescribeContext, NotDescribable, OutputCheck, describes
 from reference.ops.block_scaled import block_size
 
@@ -57,13 +69,25 @@ def cast_from(ctx: DescribeContext) -> OutputCheck:
     return OutputCheck(desc, bound)
 
 
-@describes("CAST_TO_BLOCK_SCALED")
+# mxint8 (fixed-point) values are described here too: integer_outputs lets them in.
+@describes("CAST_TO_BLOCK_SCALED", integer_outputs=True)
 def cast_to(ctx: DescribeContext) -> OutputCheck:
-    raise NotDescribable(
-        "CAST_TO_BLOCK_SCALED's precision rule (tosa_reference_check_scale) checks "
-        "output_data against the implementation's output_scale: no single-output "
-        "descriptor states it (reference.compliance.block_scaled.check_scale does)"
-    )
+    values = ctx.operands.outputs["output_data"][0]
+    scales = ctx.operands.outputs["output_scale"][0]
+    missing = [n for n in (values, scales) if n not in ctx.block.outputs]
+    if missing:
+        raise NotDescribable(
+            "CAST_TO_BLOCK_SCALED's precision rule (tosa_reference_check_scale) checks "
+            f"output_data with output_scale: {missing[0]!r} is no output of the graph"
+        )
+    if ctx.output_arg == "output_scale":
+        scale_params = BlockScalesParams(values)
+        return OutputCheck(
+            ComplianceDescriptor(Mode.BLOCK_SCALES, ctx.dtype, CAST_TO_RULE, scale_params)
+        )
+    params = ScaledValuesParams(scales, block_size_of(ctx))
+    x = mx.decode(ctx.arg("input_data"), ctx.type_of("in_t")).astype(np.float64)
+    return OutputCheck(ComplianceDescriptor(Mode.SCALED_VALUES, ctx.dtype, CAST_TO_RULE, params), x)
 
 
 def block_size_of(ctx: DescribeContext) -> int:

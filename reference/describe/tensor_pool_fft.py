@@ -30,10 +30,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from conformance.dtypes import DType
 from reference import compliance
 from reference.expectations import DescribeContext, OutputCheck, describes
 from reference.ops.tensor_conv import extra_multiplies_allowed
-from reference.ops.tensor_pool_fft import ACC_TYPES, rfft_skipped
+from reference.ops.tensor_pool_fft import ACC_TYPES, pool_window, rfft_skipped, window_taps
 
 # Gathered elements per step of the bound's coefficient sum (memory, not accuracy).
 _CHUNK = 1 << 22
@@ -50,8 +51,29 @@ def avg_pool2d(ctx: DescribeContext) -> OutputCheck:
     # acc_t comes from the acc_type attribute (fp16 input allows fp16 or fp32).
     acc = ACC_TYPES[str(ctx.attr("acc_type"))]
     op = ctx.operator.op
-    desc = compliance.dot_product(op, ctx.dtype, acc, ks=kernel_y * kernel_x, data_set=ctx.data_set)
-    return OutputCheck(desc, ctx.abs_pass(["input"], local_bound=True))
+    ks = kernel_y * kernel_x
+    desc = compliance.dot_product(op, ctx.dtype, acc, ks=ks, data_set=ctx.data_set)
+    bound = ctx.abs_pass(["input"], local_bound=True)
+    return OutputCheck(desc, unbounded_past_accumulator(ctx, bound, acc, ks))
+
+
+def unbounded_past_accumulator(
+    ctx: DescribeContext, bound: np.ndarray, acc: DType, ks: int
+) -> np.ndarray:
+    """Reading ``avg-pool-acc-range``: the pseudocode sums the window in acc_t before
+    it divides, so where the window's sum of magnitudes (the bound, a mean of
+    magnitudes, times the taps) passes acc_t's largest value, with KS roundings of
+    slack, a faithful implementation overflows (fp16 accumulate: 30000 + 40000 is
+    infinity).  The dot-product form, weights 1/KS, never shows it; REDUCE_SUM's
+    bound (weights 1) does.  Those outputs get an infinite bound: no accuracy limit,
+    as for a bound that overflows."""
+    if not acc.is_float:
+        return bound
+    evaluated = ctx.evaluator.context(ctx.block, ctx.index, ctx.values)
+    taps = window_taps(evaluated, pool_window(evaluated))
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = bound * taps * (1.0 + ks * 2.0 ** -acc.fp.normal_frac)
+    return np.where(total > acc.fp.normal_max, np.inf, bound)
 
 
 def coefficient_table(period: int, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:

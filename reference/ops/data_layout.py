@@ -3,16 +3,26 @@
 They move elements without converting them: outputs keep the input's storage type
 bit for bit (NaN payloads, -0.0).  Shape arguments (``padding``, ``shape``, ``start``,
 ``size``, ``multiples``) arrive as int64 vectors.
+
+TOSA 1.1's block-scaled modes (``in_out_t`` a ``bs32_*`` type; all but PAD's) move each
+value with its block's scale (tensor_read_value_scale / tensor_write_value_scale):
+:func:`moved` applies the same index mapping to the values and to every element's
+scale, and groups the scales back into blocks.  Their ERROR_IFs keep the innermost
+dimension a whole number of blocks, and blocks whole (SLICE starts on a block
+boundary, TRANSPOSE keeps the innermost axis innermost), so that each output block
+takes one input block's scale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from conformance import dtypes
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
+from conformance.dtypes import DType
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable, to_type
@@ -27,8 +37,20 @@ SLICE_LENGTH_CLAUSE = "rank(shape1) != length(start) || rank(shape1) != length(s
 RANK_CLAUSE = "rank(shape1) != rank(shape)"
 CONCAT_SHAPE_CLAUSE = "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)"
 SIZE_CLAUSE = "tensor_size(shape1) != tensor_size(shape)"
+# TOSA 1.1, the block-scaled modes: the innermost dimension holds whole blocks.
+_BS = "is_block_scale<in_out_t>()"
+_MULTIPLE = "% get_innermost_block_size<in_out_t>() != 0"
+BLOCK_SHAPE_CLAUSE = f"{_BS} && shape[rank(shape) - 1] {_MULTIPLE}"
+BLOCK_SHAPE1_CLAUSE = f"{_BS} && shape1[rank(shape1) - 1] {_MULTIPLE}"
+CONCAT_BLOCK_INPUT_CLAUSE = (
+    f"{_BS} && shapes1[shape_index][rank(shapes1[shape_index]) - 1] {_MULTIPLE}"
+)
+BLOCK_RANK_CLAUSE = f"{_BS} && rank(shape) == 0"
+BLOCK_RANK1_CLAUSE = f"{_BS} && rank(shape1) == 0"
+SLICE_BLOCK_START_CLAUSE = f"{_BS} && start[rank(shape1) - 1] {_MULTIPLE}"
+TRANSPOSE_BLOCK_PERMS_CLAUSE = f"{_BS} && perms[rank(shape) - 1] != rank(shape1) - 1"
 
-Result = dict[str, np.ndarray | list[np.ndarray]]
+Result = dict[str, Any]
 # maximum<size_t>: shape values are held as int64 (conformance.dtypes.SHAPE).
 SIZE_MAX = cast(int, dtypes.SHAPE.max)
 
@@ -65,6 +87,50 @@ def tensor_size(ctx: OpContext, shape: Sequence[int], name: str) -> int:
     return size
 
 
+def moved(
+    ctx: OpContext, xs: Sequence[TensorValue], move: Callable[..., np.ndarray]
+) -> TensorValue:
+    """``move`` (an index mapping: reverse, slice, tile ...) of arrays ``xs``; for
+    block-scaled tensors, of their values and of their elements' scales, which must
+    then fall into whole blocks (what the operator's ERROR_IFs guarantee)."""
+    if not any(isinstance(x, BlockScaled) for x in xs):
+        return move(*xs)
+    parts = [x for x in xs if isinstance(x, BlockScaled)]
+    if len(parts) != len(xs):
+        raise TypeError(f"{ctx.name}: block-scaled and plain inputs together")
+    dt = parts[0].dtype
+    values = move(*(x.values for x in parts))
+    scales = move(*(x.element_scales() for x in parts))
+    try:
+        return BlockScaled.from_element_scales(dt, np.array(values), np.array(scales))
+    except ValueError as exc:
+        raise RuntimeError(f"{ctx.name}: {exc}: a missing ERROR_IF check") from None
+
+
+def block_size(ctx: OpContext, var: str = "in_out_t") -> int:
+    """get_innermost_block_size of the mode's type, 0 when it is not block-scaled."""
+    dt: DType = ctx.dtype(var)
+    return dt.block_size if is_block_scaled(dt) else 0
+
+
+def check_whole_blocks(
+    ctx: OpContext, shape: Sequence[int], clause: str, name: str, var: str = "in_out_t"
+) -> None:
+    """ERROR_IF(is_block_scale && shape[rank(shape) - 1] % block size != 0)."""
+    bs = block_size(ctx, var)
+    if bs and shape:
+        inner = int(shape[-1])
+        ctx.error_if(inner % bs != 0, clause, f"{name} {list(shape)}, block size {bs}")
+
+
+def check_block_rank(
+    ctx: OpContext, shape: Sequence[int], clause: str, name: str, var: str = "in_out_t"
+) -> None:
+    """ERROR_IF(is_block_scale && rank(shape) == 0)."""
+    if block_size(ctx, var):
+        ctx.error_if(len(shape) == 0, clause, f"{name} has rank 0")
+
+
 def _shape_arg(ctx: OpContext, name: str) -> np.ndarray:
     return np.asarray(ctx.arg(name), dtype=np.int64).reshape(-1)
 
@@ -76,7 +142,7 @@ def _same_type(x: np.ndarray) -> np.ndarray:
 
 @implements("CONCAT")
 def concat(ctx: OpContext) -> Result:
-    xs = ctx.arg_list("input1")
+    xs = ctx.value_list("input1")
     tensors = ctx.input_tensors("input1")
     ctx.error_if(not xs, INPUTS_CLAUSE, "input1 is an empty list")
     # List arguments are not bound to in_out_t by the engine; the description asks
@@ -93,6 +159,7 @@ def concat(ctx: OpContext) -> Result:
         CONCAT_AXIS_CLAUSE,
         f"axis {axis}, rank(shapes1[0]) {rank0}",
     )
+    check_whole_blocks(ctx, shape, BLOCK_SHAPE_CLAUSE, "output")
     # Rank-0 inputs concatenate into a vector (shape_dim reads them as size 1), so
     # the output has rank max(1, rank); shape[axis] below needs that many dimensions.
     out_rank = max(1, rank0)
@@ -109,6 +176,7 @@ def concat(ctx: OpContext) -> Result:
             CONCAT_RANK_CLAUSE,
             f"input {k} has shape {list(s)}, input 0 {list(shapes1[0])}",
         )
+        check_whole_blocks(ctx, s, CONCAT_BLOCK_INPUT_CLAUSE, f"input {k}")
         differs = (np.arange(rank0) != axis) & (
             np.asarray(s, dtype=np.int64) != np.asarray(shapes1[0], dtype=np.int64)
         )
@@ -119,8 +187,11 @@ def concat(ctx: OpContext) -> Result:
         )
     want = tuple(sum(along) if i == axis else d for i, d in enumerate(shapes1[0] or (1,)))
     same_shape_or_unpredictable(ctx, shape, want, "shape[i] == shapes1[0][i] for i != axis")
-    parts = [x.reshape(-1) if x.ndim == 0 else x for x in xs]
-    return {"output": np.concatenate(parts, axis=axis)}
+
+    def join(*parts: np.ndarray) -> np.ndarray:
+        return np.concatenate([x.reshape(-1) if x.ndim == 0 else x for x in parts], axis=axis)
+
+    return {"output": moved(ctx, xs, join)}
 
 
 @implements("PAD")
@@ -160,7 +231,7 @@ def pad(ctx: OpContext) -> Result:
 
 @implements("RESHAPE")
 def reshape(ctx: OpContext) -> Result:
-    x = ctx.arg("input1")
+    x = ctx.value("input1")
     new_shape = _shape_arg(ctx, "shape")
     shape1 = ctx.input_tensor("input1").shape
     out_shape = ctx.out_shape()
@@ -177,26 +248,33 @@ def reshape(ctx: OpContext) -> Result:
         SIZE_CLAUSE,
         f"{list(shape1)} has {size1} elements, {new_shape.tolist()} has {size}",
     )
+    check_block_rank(ctx, shape1, BLOCK_RANK1_CLAUSE, "input1")
+    check_block_rank(ctx, out_shape, BLOCK_RANK_CLAUSE, "output")
+    check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")
+    check_whole_blocks(ctx, out_shape, BLOCK_SHAPE_CLAUSE, "output")
     # Row-major offsets on both sides: numpy's C-order reshape is the same mapping.
-    return {"output": _same_type(x.reshape(out_shape))}
+    return {"output": moved(ctx, [x], lambda v: _same_type(v.reshape(out_shape)))}
 
 
 @implements("REVERSE")
 def reverse(ctx: OpContext) -> Result:
     # The draft calls the input 'input', TOSA 1.0 'input1': the one declared input.
-    x = ctx.arg(ctx.op_spec.inputs[0].name)
+    x = ctx.value(ctx.op_spec.inputs[0].name)
+    shape = x.shape
     axis = int(ctx.attr("axis"))
     ctx.error_if(
-        axis < 0 or axis >= x.ndim,
+        axis < 0 or axis >= len(shape),
         REVERSE_AXIS_CLAUSE,
-        f"axis {axis}, rank {x.ndim}",
+        f"axis {axis}, rank {len(shape)}",
     )
-    return {"output": _same_type(np.flip(x, axis=axis))}
+    check_block_rank(ctx, shape, BLOCK_RANK_CLAUSE, "input")
+    check_whole_blocks(ctx, shape, BLOCK_SHAPE_CLAUSE, "input")
+    return {"output": moved(ctx, [x], lambda v: _same_type(np.flip(v, axis=axis)))}
 
 
 @implements("SLICE")
 def slice_(ctx: OpContext) -> Result:
-    x = ctx.arg("input1")
+    x = ctx.value("input1")
     start = _shape_arg(ctx, "start")
     size = _shape_arg(ctx, "size")
     shape1 = ctx.input_tensor("input1").shape
@@ -222,13 +300,21 @@ def slice_(ctx: OpContext) -> Result:
         ],
         f"start {start.tolist()}, size {size.tolist()}, input {list(shape1)}: index",
     )
+    check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")
+    check_whole_blocks(ctx, shape, BLOCK_SHAPE_CLAUSE, "output")
+    bs = block_size(ctx)
+    if bs and rank1:
+        first = int(start[-1])
+        ctx.error_if(
+            first % bs != 0, SLICE_BLOCK_START_CLAUSE, f"start {start.tolist()}, block size {bs}"
+        )
     window = tuple(slice(int(s), int(s + n)) for s, n in zip(start, size, strict=True))
-    return {"output": _same_type(x[window])}
+    return {"output": moved(ctx, [x], lambda v: _same_type(v[window]))}
 
 
 @implements("TILE")
 def tile(ctx: OpContext) -> Result:
-    x = ctx.arg("input1")
+    x = ctx.value("input1")
     multiples = _shape_arg(ctx, "multiples")
     shape1 = ctx.input_tensor("input1").shape
     shape = ctx.out_shape()
@@ -243,18 +329,20 @@ def tile(ctx: OpContext) -> Result:
         RANK_CLAUSE,
         f"input rank {len(shape1)}, output rank {len(shape)}",
     )
+    check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")
     first_failure(
         ctx,
         [("shape1[i] * multiples[i] != shape[i]", np.asarray(shape1) * multiples != shape)],
         f"input {list(shape1)} x {multiples.tolist()} vs output {list(shape)}: dimension",
     )
     # Output index maps to index % shape1 in each dimension: numpy's tile.
-    return {"output": np.tile(x, tuple(int(m) for m in multiples))}
+    reps = tuple(int(m) for m in multiples)
+    return {"output": moved(ctx, [x], lambda v: np.tile(v, reps))}
 
 
 @implements("TRANSPOSE")
 def transpose(ctx: OpContext) -> Result:
-    x = ctx.arg("input1")
+    x = ctx.value("input1")
     perms = np.asarray(ctx.attr("perms"), dtype=np.int64).reshape(-1)
     shape1 = ctx.input_tensor("input1").shape
     shape = ctx.out_shape()
@@ -288,5 +376,12 @@ def transpose(ctx: OpContext) -> Result:
         [("shape1[perms[i]] != shape[i]", permuted != np.asarray(shape, dtype=np.int64))],
         f"input {list(shape1)} permuted by {perms.tolist()} vs output {list(shape)}: i =",
     )
+    check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")
+    if block_size(ctx) and rank1:
+        ctx.error_if(
+            int(perms[-1]) != rank1 - 1,
+            TRANSPOSE_BLOCK_PERMS_CLAUSE,
+            f"perms {perms.tolist()} moves the innermost axis",
+        )
     # tmp_index[perms[i]] = index[i]: output axis i is input axis perms[i].
-    return {"output": _same_type(np.transpose(x, perms))}
+    return {"output": moved(ctx, [x], lambda v: _same_type(np.transpose(v, perms)))}

@@ -1,9 +1,16 @@
-"""Data nodes (CONST, IDENTITY) and helpers the data-movement operators share."""
+"""Data nodes (CONST, IDENTITY) and helpers the data-movement operators share.
+
+TOSA 1.1's block-scaled modes (``bs32_*``) pass a tensor's values and scales through
+unchanged, once its innermost dimension is known to hold whole blocks.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, is_block_scaled
 from conformance.rounding import round_to
 from reference.arguments import ATTRIBUTES_CLAUSE
 from reference.context import OpContext
@@ -58,11 +65,50 @@ def to_type(ctx: OpContext, values: np.ndarray, var: str, what: str) -> np.ndarr
     return arr.astype(dt.storage)
 
 
+# TOSA 1.1's ERROR_IFs of the block-scaled modes (CONST binds out_t, IDENTITY in_out_t).
+CONST_BLOCK_RANK_CLAUSE = "is_block_scale<out_t>() && rank(shape) == 0"
+CONST_BLOCK_SHAPE_CLAUSE = (
+    "is_block_scale<out_t>() && shape[rank(shape) - 1] % get_innermost_block_size<out_t>() != 0"
+)
+IDENTITY_BLOCK_RANK_CLAUSE = "is_block_scale<in_out_t>() && rank(shape) == 0"
+IDENTITY_BLOCK_SHAPE_CLAUSE = (
+    "is_block_scale<in_out_t>() && shape[rank(shape) - 1] "
+    "% get_innermost_block_size<in_out_t>() != 0"
+)
+
+
+def whole_blocks(
+    ctx: OpContext, var: str, shape: tuple[int, ...], rank_clause: str, clause: str
+) -> None:
+    """A block-scaled type's ERROR_IFs on a tensor's shape: rank at least 1, and the
+    innermost dimension a multiple of the block size."""
+    dt = ctx.dtype(var)
+    if not is_block_scaled(dt):
+        return
+    ctx.error_if(len(shape) == 0, rank_clause, "rank 0")
+    ctx.error_if(
+        shape[-1] % dt.block_size != 0, clause, f"shape {list(shape)}, block size {dt.block_size}"
+    )
+
+
 @implements("CONST")
-def const(ctx: OpContext) -> dict[str, np.ndarray | list[np.ndarray]]:
-    return {"output": to_type(ctx, ctx.attr("values"), "out_t", "values")}
+def const(ctx: OpContext) -> dict[str, Any]:
+    dt = ctx.dtype("out_t")
+    if not is_block_scaled(dt):
+        return {"output": to_type(ctx, ctx.attr("values"), "out_t", "values")}
+    values = ctx.attr("values")
+    whole_blocks(ctx, "out_t", ctx.out_shape(), CONST_BLOCK_RANK_CLAUSE, CONST_BLOCK_SHAPE_CLAUSE)
+    ctx.error_if(
+        not isinstance(values, BlockScaled) or values.dtype is not dt,
+        ATTRIBUTES_CLAUSE,
+        f"values of a {dt} CONST are its values and scales",
+    )
+    assert isinstance(values, BlockScaled)
+    return {"output": values.copy()}
 
 
 @implements("IDENTITY")
-def identity(ctx: OpContext) -> dict[str, np.ndarray | list[np.ndarray]]:
-    return {"output": ctx.arg("input1").copy()}
+def identity(ctx: OpContext) -> dict[str, Any]:
+    x = ctx.value("input1")
+    whole_blocks(ctx, "in_out_t", x.shape, IDENTITY_BLOCK_RANK_CLAUSE, IDENTITY_BLOCK_SHAPE_CLAUSE)
+    return {"output": x.copy()}

@@ -259,6 +259,17 @@ def valid_count(size: int, out: int, kernel: int, stride: int, pad: int) -> np.n
     return np.minimum(start + kernel, size) - np.maximum(start, 0)
 
 
+def window_taps(ctx: OpContext, w: Window) -> np.ndarray:
+    """AVG_POOL2D's divisor, [1, OH, OW, 1]: the window's taps inside the input
+    (padding is neither read nor counted)."""
+    _, ih, iw, _ = ctx.input_tensor("input").shape
+    _, oh, ow, _ = ctx.out_shape()
+    return np.outer(
+        valid_count(ih, oh, w.kernel_y, w.stride_y, w.pad_top),
+        valid_count(iw, ow, w.kernel_x, w.stride_x, w.pad_left),
+    )[None, :, :, None]
+
+
 def _empty_output(ctx: OpContext, x: np.ndarray) -> np.ndarray:
     """OH or OW of 0 passes the ERROR_IFs when IH + pads - kernel = -stride (C's
     division gives -1, plus 1): a valid graph with nothing to compute."""
@@ -420,13 +431,7 @@ def avg_pool2d(ctx: OpContext) -> Result:
     x = ctx.arg("input")
     if 0 in ctx.out_shape():
         return {"output": _empty_output(ctx, x)}
-    _, ih, iw, _ = x.shape
-    _, oh, ow, _ = ctx.out_shape()
-    # Padding is not read and not counted: the divisor is the number of real taps.
-    count = np.outer(
-        valid_count(ih, oh, w.kernel_y, w.stride_y, w.pad_top),
-        valid_count(iw, ow, w.kernel_x, w.stride_x, w.pad_left),
-    )[None, :, :, None]
+    count = window_taps(ctx, w)
 
     if in_out.is_float:
         # fp64 reference of acc / count (the dot-product rule's operation_fp64); the

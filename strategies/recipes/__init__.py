@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import DType
 from conformance.spec import Level, OperatorSpec, Spec, TypeSupport
+from strategies.block_tensors import block_scaled_values
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.shapes import Budget
 from strategies.values import ValueRange, tensor_values
@@ -114,6 +116,9 @@ class RecipeContext:
         r: ValueRange | None = None,
         label: str = "values",
     ) -> np.ndarray:
+        if is_block_scaled(dt):  # its values (tensor() draws its scales with them)
+            extremes = True if self.target == "edge" else None
+            return draw(block_scaled_values(dt, shape, label=label, extremes=extremes)).values
         edge = self.edge_position(label) if self.target == "edge" else None
         span = min(3, max(1, len(self.op_spec.inputs)))
         return draw(tensor_values(dt, shape, r, label=label, edge=edge, edge_span=span))
@@ -135,6 +140,10 @@ class RecipeContext:
         *,
         const: bool = False,
     ) -> TensorDraw:
+        if is_block_scaled(dt):  # values and scales (strategies.block_tensors)
+            edge = True if self.target == "edge" else None
+            bs = draw(block_scaled_values(dt, shape, label=name, extremes=edge))
+            return TensorDraw(name, shape, dt, bs.values, const, bs.scales)
         return TensorDraw(name, shape, dt, self.values(draw, dt, shape, r, name), const)
 
     def spec_of(self, inputs: list[TensorDraw], outputs: list[TensorDraw], **kw: Any) -> CaseSpec:

@@ -65,7 +65,9 @@ def _rng(draw: st.DrawFn, label: str) -> np.random.Generator:
 
 def _blocked_shape(draw: st.DrawFn, rc: RecipeContext, arg: str, least: int) -> tuple[int, ...]:
     """A shape of the argument's rank range whose innermost dimension is a multiple of
-    the block size, at least ``least`` elements where the budget holds them."""
+    the block size, at least ``least`` elements (and the budget's min_elements, which a
+    "large" job raises) where the budget holds them."""
+    least = max(least, rc.budget.min_elements)
     lo, hi = rc.rank_range(arg, 4)
     rank = draw(st.integers(max(lo, 1), max(lo, 1, hi)), label=f"{arg}: rank")
     budget = max(BS, rc.budget.max_elements)
@@ -190,7 +192,12 @@ def cast_from_block_scaled(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, out_t, scale_t = rc.dtype("in_t"), rc.dtype("out_t"), rc.dtype("scale_t")
     n = mx.code_count(in_t)
     code_blocks = -(-n // BS)
-    shape = _blocked_shape(draw, rc, "input_data", BS * (code_blocks + len(SCALE_EXTREMES)))
+    least = BS * (code_blocks + len(SCALE_EXTREMES))
+    if rc.target == "large":
+        # The budget gives each of the two inputs half the aim; the scales are a 32nd
+        # of the data, so the data holds nearly all of it.
+        least = max(least, -(-2 * rc.budget.min_elements * BS // (BS + 1)))
+    shape = _blocked_shape(draw, rc, "input_data", least)
     rng = _rng(draw, "input_data: seed")
     size = math.prod(shape)
     nb = size // BS

@@ -5,6 +5,12 @@ They move elements without computing on them, so every value (NaN, -0.0, integer
 extremes) stays valid; what the recipes draw with care is the shape arithmetic.  The
 shape arguments (padding, shape, start, size, multiples) are constant shape tensors.
 
+The block-scaled modes of TOSA 1.1 (``bs32_*``, all operators but PAD) draw whole
+blocks: every innermost dimension (and CONCAT's pieces along it, SLICE's window on it)
+a multiple of the block size, and TRANSPOSE keeps the innermost axis last; values and
+scales come from :mod:`strategies.block_tensors`.  Their breakers break those rules
+one at a time.
+
 The breakers edit cases with :class:`~strategies.case.CaseSpec`'s methods and take
 the factories other groups share too (``scalar_breaker``, ``retype_breaker``) from
 ``strategies/invalid.py``; ``output_rank_breaker`` and the helpers here are this
@@ -21,18 +27,28 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
+from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import DType
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.data_layout import (
+    BLOCK_RANK1_CLAUSE,
+    BLOCK_RANK_CLAUSE,
+    BLOCK_SHAPE1_CLAUSE,
+    BLOCK_SHAPE_CLAUSE,
     CONCAT_AXIS_CLAUSE,
+    CONCAT_BLOCK_INPUT_CLAUSE,
     CONCAT_RANK_CLAUSE,
     CONCAT_SHAPE_CLAUSE,
     PAD_RANK_CLAUSE,
     RANK_CLAUSE,
     REVERSE_AXIS_CLAUSE,
     SIZE_CLAUSE,
+    SLICE_BLOCK_START_CLAUSE,
     SLICE_LENGTH_CLAUSE,
+    TRANSPOSE_BLOCK_PERMS_CLAUSE,
 )
+from reference.ops.shape import DIM_BLOCK_SIZE_CLAUSE
+from strategies.block_tensors import blocked_shapes
 from strategies.case import CaseSpec, TensorDraw, shape_tensor
 from strategies.invalid import (
     TYPE_CLAUSE,
@@ -48,6 +64,36 @@ from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import Budget, shapes
 
 # -- helpers -------------------------------------------------------------------------
+
+
+def block_of(rc: RecipeContext, var: str = "in_out_t") -> int:
+    """The block size of the mode's type, 0 when it is not block-scaled."""
+    dt = rc.dtype(var)
+    return dt.block_size if is_block_scaled(dt) else 0
+
+
+def drawn_shape(
+    draw: st.DrawFn, rc: RecipeContext, lo: int, hi: int, budget: Budget, label: str
+) -> tuple[int, ...]:
+    """A shape for the mode: whole blocks innermost for a block-scaled type."""
+    bs = block_of(rc, "out_t" if "out_t" in rc.mode.bindings else "in_out_t")
+    if bs:
+        return draw(blocked_shapes(lo, hi, budget, bs, label=label))
+    return draw(shapes(lo, hi, budget, label=label))
+
+
+def _block_scaled(rc: RecipeContext) -> bool:
+    return block_of(rc) > 0
+
+
+def _off_block(draw: st.DrawFn, d: int, bs: int, label: str) -> int:
+    """``d`` (a multiple of ``bs``) moved off the block grid, staying >= 1."""
+    delta = draw(st.integers(1, bs - 1), label=label)
+    return d - delta if d > delta else d + delta
+
+
+def _innermost(shape: tuple[int, ...], d: int) -> tuple[int, ...]:
+    return (*shape[:-1], d)
 
 
 def element_attribute(draw: st.DrawFn, rc: RecipeContext, dt: DType, label: str) -> Any:
@@ -88,17 +134,21 @@ def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         min_elements=max(1, rc.budget.min_elements // count),
         min_dim=rc.budget.min_dim,
     )
-    base = draw(shapes(lo, hi, share, label="input shape"))
+    base = drawn_shape(draw, rc, lo, hi, share, "input shape")
     rank = len(base)
     # Rank-0 inputs concatenate into a vector along axis 0.
     axis = draw(st.integers(0, max(1, rank) - 1), label="axis")
+    # A block-scaled input's innermost dimension holds whole blocks.
+    unit = block_of(rc) if rank and axis == rank - 1 else 0
     inputs = []
     for k in range(count):
         shape = base
         if rank:
             # A large case keeps every input whole: its elements are the point.
-            low = base[axis] if rc.target == "large" else 1
-            d = draw(st.integers(low, base[axis]), label=f"input {k} size along the axis")
+            top = base[axis] // unit if unit else base[axis]
+            low = top if rc.target == "large" else 1
+            d = draw(st.integers(low, top), label=f"input {k} size along the axis")
+            d *= unit or 1
             shape = tuple(d if i == axis else b for i, b in enumerate(base))
         inputs.append(rc.tensor(draw, f"input1_{k}", dt, shape))
     # A tensor listed twice (CONCAT(x, y, x)): a backend that places each input in its
@@ -148,7 +198,10 @@ def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec |
     out = broken(spec, CONCAT_SHAPE_CLAUSE)
     o = out.outputs[0]
     axis = int(spec.attributes["axis"])
-    delta = draw(st.sampled_from([1, -1] if o.shape[axis] > 1 else [1]), label="off by")
+    # off by a whole block along a block-scaled innermost axis (its block rule is first)
+    unit = block_of(rc) if block_of(rc) and axis == len(o.shape) - 1 else 1
+    choices = [unit, -unit] if o.shape[axis] > unit else [unit]
+    delta = draw(st.sampled_from(choices), label="off by")
     shape = tuple(d + delta if i == axis else d for i, d in enumerate(o.shape))
     out.replace_tensor(o.name, shape=shape)
     return out
@@ -198,6 +251,50 @@ def concat_dims(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     t = out.inputs[k]
     out.reshape_tensor(t.name, tuple(d + 1 if i == j else d for i, d in enumerate(t.shape)))
     _concat_output_axis(out)
+    return out
+
+
+@breaks("CONCAT", clause=BLOCK_SHAPE_CLAUSE, applies=_block_scaled)
+def concat_output_blocks(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The output's innermost dimension off the block grid (checked before the sum)."""
+    out = broken(spec, BLOCK_SHAPE_CLAUSE)
+    o = out.outputs[0]
+    d = _off_block(draw, o.shape[-1], block_of(rc), "output off the block grid by")
+    out.replace_tensor(o.name, shape=_innermost(o.shape, d))
+    return out
+
+
+@breaks("CONCAT", clause=CONCAT_BLOCK_INPUT_CLAUSE, applies=_block_scaled)
+def concat_input_blocks(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """Input 0's innermost dimension off the block grid, the output's left whole: along
+    the innermost axis another input takes what it loses, so the sum still holds."""
+    out = _distinct_inputs(broken(spec, CONCAT_BLOCK_INPUT_CLAUSE))
+    first = out.inputs[0]
+    inner = first.shape[-1]
+    d = _off_block(draw, inner, block_of(rc), "input 0 off the block grid by")
+    if int(spec.attributes["axis"]) == len(first.shape) - 1:
+        _concat_second_input(out)
+        second = out.inputs[1]
+        if second.name == first.name or second.shape[-1] + inner - d < 1:
+            return None
+        out.reshape_tensor(second.name, _innermost(second.shape, second.shape[-1] + inner - d))
+    out.reshape_tensor(first.name, _innermost(first.shape, d))
+    if int(spec.attributes["axis"]) == len(first.shape) - 1 and len(spec.inputs) < 2:
+        _concat_output_axis(out)  # the second input was added
+    return out
+
+
+# -- DIM (its recipe: strategies/recipes/shape.py) -----------------------------------
+
+
+@breaks("DIM", clause=DIM_BLOCK_SIZE_CLAUSE, applies=lambda rc: block_of(rc, "in_t") > 0)
+def dim_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """A block-scaled input whose innermost dimension is off the block grid (its
+    rank-0 rule is unreachable: the input is declared with rank >= 1)."""
+    t = spec.inputs[0]
+    d = _off_block(draw, t.shape[-1], block_of(rc, "in_t"), "off the block grid by")
+    out = broken(spec, DIM_BLOCK_SIZE_CLAUSE)
+    out.reshape_tensor(t.name, _innermost(t.shape, d))
     return out
 
 
@@ -328,16 +425,24 @@ def _prime_factors(n: int) -> list[int]:
 def reshape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     lo, hi = rc.rank_range("input1")
-    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    shape1 = drawn_shape(draw, rc, lo, hi, rc.budget, "input shape")
     olo, ohi = rc.rank_range("output")
-    # TOSA 1.0 allows rank 0, which holds one element only.
+    # TOSA 1.0 allows rank 0, which holds one element only; a block-scaled tensor has
+    # rank 1 at least.
     olo = olo if math.prod(shape1) == 1 else min(max(olo, 1), ohi)
+    bs = block_of(rc)
+    if bs:
+        olo = max(olo, 1)
+        ohi = max(ohi, olo)
     rank = draw(st.integers(olo, ohi), label="output rank")
     # The same element count factored another way: each prime factor goes to a drawn
-    # dimension (dimensions left without one are 1).
+    # dimension (dimensions left without one are 1).  Block-scaled: the blocks are
+    # factored, and the innermost dimension keeps one block's elements per block.
     dims = [1] * rank
-    for k, f in enumerate(_prime_factors(math.prod(shape1))):
+    for k, f in enumerate(_prime_factors(math.prod(shape1) // max(1, bs))):
         dims[draw(st.integers(0, rank - 1), label=f"factor {k}")] *= f
+    if bs:
+        dims[-1] *= bs
     out_shape = tuple(dims)
     inputs = [rc.tensor(draw, "input1", dt, shape1), shape_tensor("shape", out_shape)]
     return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)])
@@ -373,6 +478,58 @@ def reshape_size(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     return out
 
 
+@breaks("RESHAPE", clause=BLOCK_RANK1_CLAUSE, applies=_block_scaled)
+def reshape_scalar_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """A rank-0 block-scaled input, reshaped to one element."""
+    out = broken(spec, BLOCK_RANK1_CLAUSE)
+    out.reshape_tensor("input1", ())
+    out.replace_tensor("output", shape=(1,))
+    out.set_shape_input("shape", (1,))
+    return out
+
+
+@breaks("RESHAPE", clause=BLOCK_RANK_CLAUSE, applies=_block_scaled)
+def reshape_to_scalar_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """A block-scaled input of one element reshaped to rank 0 (the output's rank rule
+    comes before the input's block rule)."""
+    out = broken(spec, BLOCK_RANK_CLAUSE)
+    out.reshape_tensor("input1", (1,))
+    out.replace_tensor("output", shape=())
+    out.set_shape_input("shape", ())
+    return out
+
+
+def _reshape_off_block(clause: str, name: str) -> Breaker:
+    """The innermost dimension of ``name`` (input1 or output) off the block grid,
+    the other dimension of that tensor changed so the element count is kept."""
+
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+        t = spec.tensor(name)
+        bs, size = block_of(rc), math.prod(t.shape)
+        # the innermost dimension a divisor of the size that is no multiple of bs
+        options = [d for d in range(1, min(size, 4 * bs) + 1) if size % d == 0 and d % bs]
+        d = draw(st.sampled_from(options), label=f"{name} innermost dimension")
+        shape = (size // d, d) if len(t.shape) >= 2 or size // d > 1 else (d,)
+        out = broken(spec, clause)
+        if name == "output":
+            out.replace_tensor(name, shape=shape)
+            out.set_shape_input("shape", shape)
+        else:
+            out.reshape_tensor(name, shape)
+        return out
+
+    fn.__name__ = f"reshape_{name}_off_block"
+    return fn
+
+
+breaks("RESHAPE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)(
+    _reshape_off_block(BLOCK_SHAPE1_CLAUSE, "input1")
+)
+breaks("RESHAPE", clause=BLOCK_SHAPE_CLAUSE, applies=_block_scaled)(
+    _reshape_off_block(BLOCK_SHAPE_CLAUSE, "output")
+)
+
+
 # -- REVERSE ------------------------------------------------------------------------
 
 
@@ -381,10 +538,21 @@ def reverse(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     name = rc.op_spec.inputs[0].name  # 'input' in the draft, 'input1' in TOSA 1.0
     lo, hi = rc.rank_range(name)
-    shape = draw(shapes(lo, hi, rc.budget, label="shape"))
+    shape = drawn_shape(draw, rc, lo, hi, rc.budget, "shape")
     axis = draw(st.integers(0, len(shape) - 1), label="axis")
     inputs = [rc.tensor(draw, name, dt, shape)]
     return rc.spec_of(inputs, [TensorDraw("output", shape, dt)], attributes={"axis": axis})
+
+
+@breaks("REVERSE", clause=BLOCK_SHAPE_CLAUSE, applies=_block_scaled)
+def reverse_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The tensor's innermost dimension off the block grid (input and output alike)."""
+    t = spec.inputs[0]
+    d = _off_block(draw, t.shape[-1], block_of(rc), "off the block grid by")
+    out = broken(spec, BLOCK_SHAPE_CLAUSE)
+    out.reshape_tensor(t.name, _innermost(t.shape, d))
+    out.replace_tensor("output", shape=_innermost(t.shape, d))
+    return out
 
 
 @breaks("REVERSE", clause=REVERSE_AXIS_CLAUSE)
@@ -407,11 +575,17 @@ def scalar_input(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
 def slice_(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     lo, hi = rc.rank_range("input1")
-    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
-    size = [draw(st.integers(1, d), label=f"size {i}") for i, d in enumerate(shape1)]
+    shape1 = drawn_shape(draw, rc, lo, hi, rc.budget, "input shape")
+    # A block-scaled window holds whole blocks of the innermost dimension.
+    bs = block_of(rc)
+    units = [bs if bs and i == len(shape1) - 1 else 1 for i in range(len(shape1))]
+    size = [
+        u * draw(st.integers(1, d // u), label=f"size {i}")
+        for i, (d, u) in enumerate(zip(shape1, units, strict=True))
+    ]
     start = [
-        draw(st.integers(0, d - n), label=f"start {i}")
-        for i, (d, n) in enumerate(zip(shape1, size, strict=True))
+        u * draw(st.integers(0, (d - n) // u), label=f"start {i}")
+        for i, (d, n, u) in enumerate(zip(shape1, size, units, strict=True))
     ]
     inputs = [
         rc.tensor(draw, "input1", dt, shape1),
@@ -471,6 +645,49 @@ def slice_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     return _dim_off_by_one(draw, spec, "shape[index] != size[index]")
 
 
+@breaks("SLICE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)
+def slice_input_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The input's innermost dimension a little longer, off the block grid (the
+    window still fits in it)."""
+    t = spec.inputs[0]
+    bs = block_of(rc)
+    d = t.shape[-1] + draw(st.integers(1, bs - 1), label="input longer by")
+    out = broken(spec, BLOCK_SHAPE1_CLAUSE)
+    out.reshape_tensor(t.name, _innermost(t.shape, d))
+    return out
+
+
+def _slice_window(spec: CaseSpec) -> tuple[list[int], list[int]]:
+    start = [int(v) for v in spec.tensor("start").values]  # type: ignore[union-attr]
+    size = [int(v) for v in spec.tensor("size").values]  # type: ignore[union-attr]
+    return start, size
+
+
+@breaks("SLICE", clause=BLOCK_SHAPE_CLAUSE, applies=_block_scaled)
+def slice_window_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """A window (and output) of a length off the block grid, on a block boundary."""
+    _, size = _slice_window(spec)
+    size[-1] -= draw(st.integers(1, min(block_of(rc) - 1, size[-1] - 1)), label="shorter by")
+    out = broken(spec, BLOCK_SHAPE_CLAUSE)
+    out.set_shape_input("size", size)
+    out.replace_tensor("output", shape=tuple(size))
+    return out
+
+
+@breaks("SLICE", clause=SLICE_BLOCK_START_CLAUSE, applies=_block_scaled)
+def slice_start_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """A window of whole blocks that starts between two block boundaries: the input
+    grows by a block so that it still fits."""
+    start, _ = _slice_window(spec)
+    bs = block_of(rc)
+    start[-1] += draw(st.integers(1, bs - 1), label="start moved by")
+    t = spec.inputs[0]
+    out = broken(spec, SLICE_BLOCK_START_CLAUSE)
+    out.reshape_tensor(t.name, _innermost(t.shape, t.shape[-1] + bs))
+    out.set_shape_input("start", start)
+    return out
+
+
 breaks("SLICE", "TILE", "TRANSPOSE", clause=INPUTS_CLAUSE)(scalar_breaker("input1", INPUTS_CLAUSE))
 breaks("SLICE", "TILE", "TRANSPOSE", clause=OUTPUTS_CLAUSE)(
     scalar_breaker("output", OUTPUTS_CLAUSE)
@@ -484,7 +701,7 @@ breaks("SLICE", "TILE", "TRANSPOSE", clause=OUTPUTS_CLAUSE)(
 def tile(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     lo, hi = rc.rank_range("input1")
-    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    shape1 = drawn_shape(draw, rc, lo, hi, rc.budget, "input shape")
     total = math.prod(shape1)
     multiples = []
     for i, _ in enumerate(shape1):
@@ -512,6 +729,19 @@ def tile_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     return _dim_off_by_one(draw, spec, "shape1[i] * multiples[i] != shape[i]")
 
 
+@breaks("TILE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)
+def tile_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The input's innermost dimension off the block grid, the output tiling it."""
+    t = spec.inputs[0]
+    d = _off_block(draw, t.shape[-1], block_of(rc), "off the block grid by")
+    multiples = [int(v) for v in spec.tensor("multiples").values]  # type: ignore[union-attr]
+    out = broken(spec, BLOCK_SHAPE1_CLAUSE)
+    out.reshape_tensor(t.name, _innermost(t.shape, d))
+    o = out.outputs[0]
+    out.replace_tensor(o.name, shape=_innermost(o.shape, d * multiples[-1]))
+    return out
+
+
 # -- TRANSPOSE ----------------------------------------------------------------------
 
 
@@ -519,8 +749,11 @@ def tile_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
 def transpose(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     dt = rc.dtype("in_out_t")
     lo, hi = rc.rank_range("input1")
-    shape1 = draw(shapes(lo, hi, rc.budget, label="input shape"))
-    perms = tuple(draw(st.permutations(range(len(shape1))), label="perms"))
+    shape1 = drawn_shape(draw, rc, lo, hi, rc.budget, "input shape")
+    # A block-scaled tensor's innermost axis stays innermost: its blocks stay whole.
+    rank1 = len(shape1)
+    moving = rank1 - 1 if _block_scaled(rc) else rank1
+    perms = tuple(draw(st.permutations(range(moving)), label="perms")) + tuple(range(moving, rank1))
     out_shape = tuple(shape1[p] for p in perms)
     inputs = [rc.tensor(draw, "input1", dt, shape1)]
     return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)], attributes={"perms": perms})
@@ -567,6 +800,35 @@ def _perms_breaker(clause: str) -> Breaker:
 
 for _clause in ("index >= rank(shape1)", "index < 0", "indexes_used[index] == true"):
     breaks("TRANSPOSE", clause=_clause)(_perms_breaker(_clause))
+
+
+@breaks("TRANSPOSE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)
+def transpose_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """The input's innermost dimension off the block grid, the output permuted alike."""
+    t = spec.inputs[0]
+    d = _off_block(draw, t.shape[-1], block_of(rc), "off the block grid by")
+    perms = tuple(spec.attributes["perms"])
+    out = broken(spec, BLOCK_SHAPE1_CLAUSE)
+    shape1 = _innermost(t.shape, d)
+    out.reshape_tensor(t.name, shape1)
+    out.replace_tensor(out.outputs[0].name, shape=tuple(shape1[p] for p in perms))
+    return out
+
+
+@breaks("TRANSPOSE", clause=TRANSPOSE_BLOCK_PERMS_CLAUSE, applies=_block_scaled)
+def transpose_moves_blocks(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
+    """perms that move the innermost axis (a rank-1 tensor has no other place for it)."""
+    shape1 = spec.inputs[0].shape
+    rank = len(shape1)
+    if rank < 2:
+        return None
+    j = draw(st.integers(0, rank - 2), label="axis moved innermost")
+    perms = list(range(rank))
+    perms[j], perms[-1] = perms[-1], perms[j]
+    out = broken(spec, TRANSPOSE_BLOCK_PERMS_CLAUSE)
+    out.attributes["perms"] = tuple(perms)
+    out.replace_tensor(out.outputs[0].name, shape=tuple(shape1[p] for p in perms))
+    return out
 
 
 @breaks("TRANSPOSE", clause="shape1[perms[i]] != shape[i]")

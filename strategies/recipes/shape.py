@@ -16,6 +16,8 @@ length 0..MAX_RANK.  TOSA 1.1's is tensor_size_t, whose range depends on the lev
 bounded by its ``length(x) <= MAX_SHAPE_LEN`` level limit; the 1.1 recipes reach both
 ends of each, and keep to the REQUIREs of the 1.1 pseudocode (non-negative dividends,
 positive divisors, EXP2_SHAPE's exponent below MAX_LOG2_SIZE, LOG2's positive inputs).
+Their "edge" target places tensor_size_t's classes and the values that break real
+implementations by construction (see "the edge target" below).
 The draft's recipes and breakers are kept as they were, draw for draw.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 from hypothesis import strategies as st
@@ -47,11 +50,11 @@ from reference.ops.shape import (
     tensor_size_range,
 )
 from reference.pseudocode_revisions import draft_pseudocode
+from strategies.block_tensors import blocked_shapes
 from strategies.case import CaseSpec, TensorDraw, shape_tensor
 from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken, retype_breaker, scalar_breaker
 from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import shapes
-from strategies.valid import NoRecipe
 
 MIN = dtypes.SHAPE.int_range.min
 MAX = dtypes.SHAPE.int_range.max
@@ -66,6 +69,7 @@ BINARY_1_1 = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "MIN_SHAPE", "MAX_SHAPE", *
 NEW_BINARY = ("MIN_SHAPE", "MAX_SHAPE", *DIVIDING)  # not in the draft
 UNARY_1_1 = ("EXP2_SHAPE", "LOG2_CEIL_SHAPE", "LOG2_FLOOR_SHAPE")
 I32 = IntRange(dtypes.I32.int_range.min, dtypes.I32.int_range.max)
+T = TypeVar("T")
 
 
 def _in(lo: int, hi: int, bounds: IntRange = SIZE_T) -> st.SearchStrategy[int]:
@@ -151,13 +155,11 @@ def const_shape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 @recipe("DIM")
 def dim(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t = rc.dtype("in_t")
-    if in_t.kind == "block":
-        raise NoRecipe(
-            f"DIM [{rc.mode.mode}]: a block-scaled input needs block-scaled tensors (values "
-            "and scales), which the graph IR does not have yet"
-        )
     lo, hi = rc.rank_range("input1")
-    shape = draw(shapes(lo, hi, rc.budget, label="input shape"))
+    if in_t.kind == "block":  # whole blocks innermost (strategies.block_tensors)
+        shape = draw(blocked_shapes(lo, hi, rc.budget, in_t.block_size, label="input shape"))
+    else:
+        shape = draw(shapes(lo, hi, rc.budget, label="input shape"))
     axis = draw(st.integers(0, len(shape) - 1), label="axis")
     if in_t.kind == "fixed":  # mxint8: its int8 storage, any bits (DIM reads no value)
         seed = draw(st.integers(0, 2**32 - 1), label="input1 values")
@@ -280,6 +282,11 @@ def _an_end(draw: st.DrawFn, values: list[int], ends: list[int]) -> None:
 def binary_1_1(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     """Two shape values of one length, each element pair within the REQUIREs."""
     bounds = _bounds(rc)
+    if _edge(rc):
+        pairs = _edge_part(draw, rc, edge_pairs(rc.name, bounds), _max_length(rc, "input1"))
+        a, b = [x for x, _ in pairs], [y for _, y in pairs]
+        inputs = [shape_tensor("input1", a), shape_tensor("input2", b)]
+        return rc.spec_of(inputs, [TensorDraw("output", (len(a),), dtypes.SHAPE)])
     n = _length_1_1(draw, rc, 0, _max_length(rc, "input1"), "length")
     lo = 0 if rc.name in DIVIDING else bounds.min
     a = [draw(_value(lo, bounds), label=f"input1[{i}]") for i in range(n)]
@@ -295,6 +302,13 @@ recipe(*NEW_BINARY)(binary_1_1)
 @recipe(*UNARY_1_1)
 def unary_1_1(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     bounds = _bounds(rc)
+    if _edge(rc):
+        items = edge_unary(rc.name, bounds, rc.level["MAX_LOG2_SIZE"])
+        split = rc.name == "EXP2_SHAPE"  # every exponent, over as many cases as it takes
+        x = _edge_part(draw, rc, items, _max_length(rc, "input"), split)
+        return rc.spec_of(
+            [shape_tensor("input", x)], [TensorDraw("output", (len(x),), dtypes.SHAPE)]
+        )
     if rc.name == "EXP2_SHAPE":  # 0 <= input < MAX_LOG2_SIZE
         values = _in(0, rc.level["MAX_LOG2_SIZE"] - 1, bounds)
     else:  # LOG2_*: input >= 1
@@ -313,6 +327,8 @@ def _i32_input(name: str, value: int) -> TensorDraw:
 @recipe("SLICE_SHAPE")
 def slice_shape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     bounds = _bounds(rc)
+    if _edge(rc):
+        return _slice_edge(draw, rc, bounds)
     n = _length_1_1(draw, rc, 1, _max_length(rc, "input"), "length")
     x = [draw(_element_1_1(bounds), label=f"input[{i}]") for i in range(n)]
     starts = st.sampled_from(sorted({0, min(1, n - 1), n - 1}))  # the first, second, last
@@ -328,6 +344,8 @@ def assert_equal_shape(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     """Equal shapes, or (allow_broadcast) shapes where each pair is equal or has a 1."""
     bounds = _bounds(rc)
     allow = draw(st.booleans(), label="allow_broadcast")
+    if _edge(rc):
+        return _assert_edge(draw, rc, bounds, allow)
     n = _length_1_1(draw, rc, 0, _max_length(rc, "input1"), "length")
     a = [draw(_element_1_1(bounds), label=f"input1[{i}]") for i in range(n)]
     b = list(a)
@@ -345,6 +363,8 @@ def concat_shape_1_1(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     """One to MAX_TENSOR_LIST_SIZE shapes, none empty, MAX_SHAPE_LEN long together."""
     bounds = _bounds(rc)
     arg = rc.op_spec.inputs[0].name
+    if _edge(rc):
+        return _concat_edge(draw, rc, bounds, arg)
     total = _length_1_1(draw, rc, 1, _max_length(rc, "output"), "output length")
     most = min(total, _limit(rc, f"length({arg})") or total)
     count = draw(st.one_of(st.integers(1, most), st.sampled_from([1, most])), label="list size")
@@ -356,6 +376,236 @@ def concat_shape_1_1(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         values = [draw(_element_1_1(bounds), label=f"{k}[{i}]") for i in range(n)]
         inputs.append(shape_tensor(f"{arg}_{k}", values))
     return rc.spec_of(inputs, [TensorDraw("output", (total,), dtypes.SHAPE)])
+
+
+# -- the edge target: values placed by construction ---------------------------------
+#
+# An "edge" case (strategies.recipes.RecipeContext.target) holds tensor_size_t's
+# classes at the level (its min and max, 0, 1, -1: the coverage obligations of
+# strategies.obligations) and the values that break real implementations: sizes an
+# fp32 conversion rounds (2**24 + 1, the range's top), divided by 1 and by small
+# divisors so that a float division shows; powers of two and their neighbours; sums and
+# products at the ends of the range; signs mixed for MIN_SHAPE / MAX_SHAPE; every
+# exponent of EXP2_SHAPE.  Each list is in order of importance and kept to the
+# operator's REQUIREs at the level; a list longer than MAX_SHAPE_LEN is split into
+# parts of at most that length, one part per case (the aimed jobs reach the others:
+# EXP2_SHAPE owes every exponent).
+
+
+def _edge(rc: RecipeContext) -> bool:
+    return rc.target == "edge" and not _draft(rc)
+
+
+FP32_EXACT = 1 << 24  # the largest run of integers fp32 holds: 2**24 + 1 is not one
+
+
+def _keeps(op: str, a: int, b: int, bounds: IntRange) -> bool:
+    """Whether ``a op b`` keeps the 1.1 REQUIREs at ``bounds``: DIV/MOD's a >= 0 and
+    b >= 1, a sum, difference or product within tensor_size_t; MIN/MAX any pair."""
+    lo, hi = bounds
+    if not (lo <= a <= hi and lo <= b <= hi):
+        return False
+    if op in DIVIDING:
+        return a >= 0 and b >= 1
+    exact = {"ADD_SHAPE": a + b, "SUB_SHAPE": a - b, "MUL_SHAPE": a * b}.get(op)
+    return exact is None or lo <= exact <= hi
+
+
+def _unique(items: list[T]) -> list[T]:
+    return list(dict.fromkeys(items))
+
+
+def edge_pairs(op: str, bounds: IntRange) -> list[tuple[int, int]]:
+    """The (input1, input2) pairs of a binary 1.1 shape operator's edge cases."""
+    lo, hi = bounds
+    f = FP32_EXACT + 1
+    half = 1 << (hi.bit_length() - 1)  # the top power of two: 2**30 at 8K
+    root = 1 << (hi.bit_length() // 2)  # about sqrt(hi): 2**15 at 8K
+    if op in DIVIDING:
+        pairs = [
+            (hi, 1),  # floor: 2**31 - 1 at 8K, 2**31 through fp32
+            (f, 1),  # 2**24 + 1, 2**24 through fp32
+            (hi, 2),  # (a + b - 1) / b wraps; fp32 gives 2**30
+            (hi, 3),
+            (hi, hi),  # input2's max: 1, remainder 0
+            (hi - 1, hi),  # 0 (fp32: 1), remainder hi - 1
+            (0, 1),  # input1's zero
+            (1, hi),  # input1's one: 0, ceil 1
+            (f, 2),  # ceil 2**23 + 1 (fp32: 2**23)
+            (f, 3),
+            (7, 3),  # inexact, not by a power of two (7 % 3 = 1; 7 & 2 = 2)
+            (half, root),  # powers of two: exact
+            (half + 1, half),  # 1 remainder 1
+            (half - 1, 2),
+            (root * root - 1, root),  # 2**30 - 1 by 2**15 at 8K: 2**15 - 1 remainder
+            (0, hi),
+        ]
+    elif op in ("MIN_SHAPE", "MAX_SHAPE"):
+        pairs = [
+            (-1, hi),  # signs mixed: unsigned, -1 is above everything
+            (hi, -1),
+            (lo, hi),  # both ends
+            (hi, lo),
+            (-1, 0),
+            (0, -1),
+            (1, -1),
+            (-1, 1),
+            (lo, 0),
+            (0, lo),
+            (hi, hi - 1),  # the top two: equal through fp32
+            (f, FP32_EXACT),  # equal through fp32
+            (-f, -FP32_EXACT),
+            (lo + 1, lo),
+            (5, 5),  # a tie
+            (1, hi),
+        ]
+    elif op == "ADD_SHAPE":
+        pairs = [
+            (hi, 0),
+            (0, hi),
+            (lo, 0),
+            (0, lo),
+            (hi, lo),  # -1
+            (hi - 1, 1),  # the top itself
+            (1, hi - 1),
+            (lo + 1, -1),  # the bottom itself
+            (-1, lo + 1),
+            (FP32_EXACT, 1),  # 2**24 + 1 (fp32: 2**24)
+            (f, f),  # 2**25 + 2 (fp32: 2**25)
+            (half, half - 1),  # the top from two halves
+            (-half, -half),  # the bottom from two halves
+            (-1, 1),
+            (hi, -1),
+            (lo, hi),
+            (I32.max, 1),  # past int32, where the level holds it
+            (I32.min, -1),
+        ]
+    elif op == "SUB_SHAPE":
+        pairs = [
+            (hi, 0),
+            (0, hi),  # -hi
+            (lo, 0),
+            (-1, lo),  # the top
+            (lo, -1),
+            (hi, hi),
+            (0, 1),  # -1
+            (-1, hi),  # the bottom
+            (hi - 1, -1),  # the top
+            (1, -(hi - 1)),  # the top
+            (f, 1),  # 2**24 (fp32: 2**24 - 1)
+            (FP32_EXACT + 2, f),  # 1 (fp32: 2)
+            (lo, lo),
+            (0, lo + 1),  # the top
+            (half, -(half - 1)),  # the top
+            (1, 1),
+            (I32.min, 1),  # past int32, where the level holds it
+            (I32.max, -1),
+        ]
+    elif op == "MUL_SHAPE":
+        pairs = [
+            (hi, 1),
+            (1, hi),
+            (lo, 1),
+            (hi, -1),
+            (-1, hi),
+            (lo, 0),
+            (0, lo),
+            (0, hi),
+            (half, -2),  # the bottom
+            (-half, 2),
+            (root, 2 * root - 1),  # 2**31 - 2**15 at 8K
+            (f, 3),  # 50331651 (fp32: 50331648)
+            (3, hi // 3),  # 3 * 715827882 = 2**31 - 2 at 8K
+            ((1 << 12) + 1, (1 << 12) + 1),  # 2**24 + 2**13 + 1
+            (-1, -1),
+            (hi, 0),
+            (1 << 16, 1 << 16),  # past int32, where the level holds it
+            (-(1 << 16), (1 << 15) + 1),
+        ]
+    else:
+        raise ValueError(f"{op} is not a binary 1.1 shape operator")
+    return _unique([(a, b) for a, b in pairs if _keeps(op, a, b, bounds)])
+
+
+def edge_values(bounds: IntRange) -> list[int]:
+    """tensor_size_t values for the shape inputs that do not compute (SLICE_SHAPE,
+    CONCAT_SHAPE, ASSERT_EQUAL_SHAPE): the classes, then sizes fp32 rounds, powers of
+    two and their neighbours, and some of each sign."""
+    lo, hi = bounds
+    f = FP32_EXACT + 1
+    half = 1 << (hi.bit_length() - 1)
+    values = [hi, lo, 0, 1, -1, f, hi - 1, lo + 1, FP32_EXACT, -f, half, half + 1, 2, 3, 7]
+    values += [(1 << 16) + 1, (1 << 32) + 1, (1 << 53) + 1]  # past 16 bits, 32, fp64's
+    return _unique([v for v in values if lo <= v <= hi])
+
+
+def edge_unary(op: str, bounds: IntRange, max_log2: int) -> list[int]:
+    """EXP2_SHAPE: every exponent 0 .. MAX_LOG2_SIZE - 1, the largest first (where a
+    narrow shift or a float path breaks).  LOG2_*: inputs >= 1 around powers of two,
+    the range's top, and sizes fp32 rounds up to a power of two."""
+    if op == "EXP2_SHAPE":
+        return list(range(max_log2 - 1, -1, -1))
+    lo, hi = bounds
+    top = hi.bit_length()  # 31 at 8K
+    values = [1, hi, hi - 1, 2, 3, 4, 5, 7, 8]
+    values += [FP32_EXACT - 1, FP32_EXACT, FP32_EXACT + 1, (1 << 25) - 1]
+    values += [(1 << (top - 1)) - 1, 1 << (top - 1), (1 << (top - 1)) + 1]
+    for k in range(4, top):  # the other powers of two and their neighbours
+        values += [(1 << k) - 1, 1 << k, (1 << k) + 1]
+    return _unique([v for v in values if max(lo, 1) <= v <= hi])
+
+
+def _edge_part(
+    draw: st.DrawFn, rc: RecipeContext, items: list[T], cap: int, split: bool = False
+) -> list[T]:
+    """The first ``cap`` of ``items`` (the most important), or with ``split`` one part
+    of at most ``cap`` (drawn: an aimed job finds the part its obligation is in, as
+    EXP2_SHAPE owes every exponent), rotated by a drawn offset: each value meets other
+    positions from case to case, and a targeted job, which skips the first draw, has a
+    second."""
+    parts = [items[i : i + cap] for i in range(0, len(items), cap)] if split else [items[:cap]]
+    part = parts[draw(st.integers(0, len(parts) - 1), label="edge part")] if parts[1:] else parts[0]
+    turn = draw(st.integers(0, max(0, len(part) - 1)), label="edge rotation")
+    return part[turn:] + part[:turn]
+
+
+def _slice_edge(draw: st.DrawFn, rc: RecipeContext, bounds: IntRange) -> CaseSpec:
+    """The edge values as the input; start and size at their small classes and the
+    ends of the shape (0 and 1; a whole slice, the last element, all but the first)."""
+    x = _edge_part(draw, rc, edge_values(bounds), _max_length(rc, "input"))
+    n = len(x)
+    windows = _unique([(0, n), (1, max(1, n - 1)), (0, 1), (1, 1), (n - 1, 1)])
+    start, size = draw(st.sampled_from([w for w in windows if w[0] + w[1] <= n]), label="slice")
+    inputs = [shape_tensor("input", x), _i32_input("start", start), _i32_input("size", size)]
+    return rc.spec_of(inputs, [TensorDraw("output", (size,), dtypes.SHAPE)])
+
+
+def _assert_edge(draw: st.DrawFn, rc: RecipeContext, bounds: IntRange, allow: bool) -> CaseSpec:
+    """Equal edge values; with allow_broadcast, four pairs more where one side is 1:
+    against the ends, -1 and 0, on either side."""
+    lo, hi = bounds
+    ones = [(hi, 1), (1, lo), (-1, 1), (1, 0)] if allow else []
+    cap = _max_length(rc, "input1")
+    same = _edge_part(draw, rc, edge_values(bounds), max(1, cap - len(ones)))
+    pairs = [(v, v) for v in same] + ones
+    a, b = [x for x, _ in pairs][:cap], [y for _, y in pairs][:cap]
+    inputs = [shape_tensor("input1", a), shape_tensor("input2", b)]
+    return rc.spec_of(inputs, [], attributes={"allow_broadcast": allow})
+
+
+def _concat_edge(draw: st.DrawFn, rc: RecipeContext, bounds: IntRange, arg: str) -> CaseSpec:
+    """The edge values over shapes of 1, 2, 3 ... elements (at most
+    MAX_TENSOR_LIST_SIZE of them; the last takes the rest)."""
+    values = _edge_part(draw, rc, edge_values(bounds), _max_length(rc, "output"))
+    most = _limit(rc, f"length({arg})") or len(values)
+    parts: list[list[int]] = []
+    at, size = 0, 1
+    while at < len(values):
+        take = len(values) - at if len(parts) == most - 1 else size
+        parts.append(values[at : at + take])
+        at, size = at + take, size + 1
+    inputs = [shape_tensor(f"{arg}_{k}", p) for k, p in enumerate(parts)]
+    return rc.spec_of(inputs, [TensorDraw("output", (len(values),), dtypes.SHAPE)])
 
 
 # -- level cases: length(x) <= MAX_SHAPE_LEN ---------------------------------------

@@ -28,6 +28,8 @@ MUTANTS = {
     "min-max-shape-unsigned": (("MIN_SHAPE", "MAX_SHAPE"), "8K"),
     # 1 << input in 32 bits: only exponents of 31 and more, which level none allows
     "exp2-shape-int32-shift": (("EXP2_SHAPE",), "none"),
+    # EXP2 in fp16: 2**16 and above overflow, which 8K's exponents up to 30 reach
+    "exp2-shape-fp16-path": (("EXP2_SHAPE",), "8K"),
     "log2-ceil-shape-bit-length": (("LOG2_CEIL_SHAPE",), "8K"),
     "log2-floor-shape-fp32": (("LOG2_FLOOR_SHAPE",), "8K"),
     "slice-shape-innermost-first": (("SLICE_SHAPE",), "8K"),
@@ -101,3 +103,68 @@ def test_exp2_shift_is_compliant_at_8k(tmp_path: Path) -> None:
     for c in recipe_cases("EXP2_SHAPE", "8K"):
         mut = run(MutantBackend("exp2-shape-int32-shift"), c, tmp_path)
         assert mut.rejected is None and not failures(c, mut)
+
+
+@cache
+def edge_cases(op: str, level: str) -> list[Case]:
+    """The cases of the "edge" target (values placed by construction), as a pack's edge
+    and aimed jobs draw them."""
+    lv = SPEC.level(level)
+    with spec_in_use(SPEC):
+        drawn = draw_examples(valid_cases(SPEC, op, "shape", lv, target="edge"), 8, 5)
+    assert drawn
+    return [Case(c.graph, c.inputs, SPEC, level) for c in drawn]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, lv) in MUTANTS.items() if lv == "8K"))
+def test_every_edge_case_kills_the_8k_mutants(name: str, tmp_path: Path) -> None:
+    """Each 8K mutant fails every edge case of its operators (that holds the values
+    where its bug shows: an EXP2_SHAPE part of exponents 16 and above for the fp16
+    path), whatever the part or rotation drawn."""
+    ops, _ = MUTANTS[name]
+    rejects = catalogue()[name].effect == "rejects valid graph"
+    tried = 0
+    for op in ops:
+        for c in edge_cases(op, "8K"):
+            main = c.graph.main
+            exponents = main.tensors[main.operators[0].inputs[0]].data
+            if name == "exp2-shape-fp16-path" and max(exponents) < 16:
+                continue  # the part of exponents 0..14: exact in fp16
+            if name == "assert-equal-shape-one-sided-broadcast" and not bool(
+                c.graph.main.operators[0].attributes["allow_broadcast"]
+            ):
+                continue  # no broadcast: nothing one-sided to refuse
+            if name == "slice-shape-innermost-first":
+                n = main.tensors[main.operators[0].inputs[0]].shape[0]
+                start, size = (int(main.tensors[t].data[0]) for t in main.operators[0].inputs[1:])
+                if start == n - start - size:
+                    continue  # a centred slice (the whole shape): the same both ways
+            mut = run(MutantBackend(name), c, tmp_path)
+            tried += 1
+            if rejects:
+                assert mut.rejected is not None, c.graph
+            else:
+                assert mut.rejected is None and failures(c, mut), c.graph
+    assert tried, f"{name}: no edge case of {ops} holds its bug"
+
+
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [
+        ("exp2-shape-int32-shift", ("EXP2_SHAPE",)),
+        ("shape-values-int32", ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "CONCAT_SHAPE")),
+    ],
+)
+def test_int32_mutants_are_compliant_on_the_8k_edge_cases(
+    name: str, ops: tuple[str, ...], tmp_path: Path
+) -> None:
+    """At 8K tensor_size_t is int32's range and every exponent is below 31: the edge
+    cases (every exponent, the range's ends) hold nothing a 32-bit backend gets wrong;
+    at no level they kill both."""
+    for op in ops:
+        for c in edge_cases(op, "8K"):
+            mut = run(MutantBackend(name), c, tmp_path)
+            assert mut.rejected is None and not failures(c, mut)
+        assert any(
+            failures(c, run(MutantBackend(name), c, tmp_path)) for c in edge_cases(op, "none")
+        )

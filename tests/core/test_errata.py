@@ -6,7 +6,7 @@ from lxml import etree
 
 from conformance import dtypes, errata
 from conformance.builder import find_mode
-from conformance.spec import default_spec_path, load_spec
+from conformance.spec import default_spec_path, load_revision, load_spec
 
 SPEC = load_spec()
 ROOT = etree.parse(str(default_spec_path())).getroot()
@@ -107,3 +107,25 @@ def test_a_fixed_xml_needs_no_errata(tmp_path) -> None:
     for name in ("CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"):
         assert "undeclared-acc_t" not in spec.operator(name).errata
     assert "undeclared-acc_t" not in spec.errata_applied
+
+
+def test_row_gather_block_scaled_lists_have_rank_3() -> None:
+    spec = load_revision("1.1-draft")
+    xml = etree.parse(str(spec.path)).getroot()
+    declared = {
+        a.get("name"): (a.find("rank").get("min"), a.find("rank").get("max"))
+        for op in xml.iter("operator")
+        if op.findtext("name") == "ROW_GATHER_BLOCK_SCALED"
+        for a in op.iter("argument")
+        if a.find("rank") is not None
+    }
+    # The quirk: the lists say 4..4, where the descriptions say [N,K,C] ...
+    assert declared["values"] == ("4", "4") and declared["output"] == ("4", "4")
+    op = spec.operator("ROW_GATHER_BLOCK_SCALED")
+    assert "row_gather_block_scaled-rank" in op.errata
+    level = spec.level("8K")
+    # ... and the model has 3..3; indices keeps its own [N,W] rank 2.
+    assert op.argument("values").rank_range(level) == (3, 3)
+    assert op.argument("output").rank_range(level) == (3, 3)
+    assert op.argument("indices").rank_range(level) == (2, 2)
+    assert "row_gather_block_scaled-rank" not in spec.operator("ROW_GATHER").errata

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = (
     "spec",
     "dtypes",
+    "block_tensor",
     "graph",
     "builder",
     "expressions",

@@ -13,9 +13,10 @@ from reference_helpers import assert_rule
 from conformance import dtypes
 from conformance.builder import single_operator_graph
 from conformance.spec import load_revision, spec_in_use
-from reference import mx
+from reference import compliance, mx
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.compliance import block_scaled as bc
+from reference.compliance.descriptor import BlockScalesParams, Mode, ScaledValuesParams
 from reference.engine import evaluate, to_storage
 from reference.expectations import NotDescribable, expect
 from reference.ops import block_scaled as bso
@@ -402,16 +403,115 @@ def test_check_scale_reading_and_nan_scale() -> None:
     assert not bc.check_scale(np.array([[np.nan]]), values, ref_scale, x, FP4, 32).passed
 
 
-def test_cast_to_is_not_described_per_output() -> None:
-    x = np.ones((1, 32), np.float32)
-    g = graph(
+def _cast_to_graph(x: np.ndarray, out_t: str = "fp4e2m1") -> Any:
+    blocks = x.shape[-1] // 32
+    return graph(
         "CAST_TO_BLOCK_SCALED",
         [("x", x, "fp32")],
-        [("v", (1, 32), "fp4e2m1"), ("s", (1, 1), "fp8ue8m0")],
+        [("v", x.shape, out_t), ("s", (*x.shape[:-1], blocks), "fp8ue8m0")],
         block_size=B32,
     )
-    with spec_in_use(SPEC), pytest.raises(NotDescribable, match="tosa_reference_check_scale"):
+
+
+def test_cast_to_is_described_as_two_outputs_judged_together() -> None:
+    x = np.ones((1, 64), np.float32)
+    with spec_in_use(SPEC):
+        e = expect(_cast_to_graph(x), {"x": x}, spec=SPEC)
+    v, s = e.checks["v"], e.checks["s"]
+    assert v.descriptor.mode is Mode.SCALED_VALUES and s.descriptor.mode is Mode.BLOCK_SCALES
+    assert v.descriptor.params == ScaledValuesParams("s", 32)
+    assert s.descriptor.params == BlockScalesParams("v") and s.bound is None
+    # the bound tensor is the input itself: the rule's ref_scale * ref_value
+    assert v.bound is not None and v.bound.dtype == np.float64
+    np.testing.assert_array_equal(v.bound, x.astype(np.float64))
+
+
+def test_cast_to_mxint8_values_are_described_too() -> None:
+    x = np.ones((1, 32), np.float32)
+    with spec_in_use(SPEC):
+        e = expect(_cast_to_graph(x, "mxint8"), {"x": x}, spec=SPEC)
+    assert e.checks["v"].descriptor.mode is Mode.SCALED_VALUES
+    assert e.checks["v"].descriptor.dtype is MXINT8
+
+
+def test_cast_to_is_not_described_when_the_scales_are_no_graph_output() -> None:
+    x = np.ones((1, 32), np.float32)
+    g = _cast_to_graph(x)
+    g.main.outputs.remove("s")
+    with spec_in_use(SPEC), pytest.raises(NotDescribable, match="'s' is no output"):
         expect(g, {"x": x}, spec=SPEC)
+
+
+def _out(e: Any, name: str) -> np.ndarray:
+    return np.asarray(e.outcome.outputs[name])
+
+
+def _judged(scale: float, values: Sequence[float]) -> compliance.Verdict:
+    """The hand block of the brief: x = [6.9, 0.1, -3.0, 0 ...] (max 6.9, so the
+    reference scale is 2**(floor(log2(6.9 / 7)) + 1) = 1), judged with the scale and the
+    first three values given (the rest 0)."""
+    x = np.zeros((1, 32), np.float32)
+    x[0, :3] = [6.9, 0.1, -3.0]
+    with spec_in_use(SPEC):
+        e = expect(_cast_to_graph(x), {"x": x}, spec=SPEC)
+    assert _out(e, "s")[0, 0] == 1.0
+    got = np.zeros((1, 32))
+    got[0, :3] = values
+    ts = to_storage(np.array([[scale]]), UE8M0)
+    partner = compliance.Partner("s", UE8M0, _out(e, "s"), ts)
+    c = e.checks["v"]
+    return compliance.check(
+        _out(e, "v"), c.descriptor, to_storage(got, FP4), c.bound, partner=partner
+    )
+
+
+def test_check_scaled_values_by_hand() -> None:
+    # scale 1: 6.9 -> 6 (ulp 2 in [4, 8): [4.9, 8.9] capped at 6), 0.1 -> 0 (ulp
+    # max(0.0625, normal_min 1) / 2 = 0.5: [-0.4, 0.6]), -3 exact
+    ok = _judged(1.0, [6.0, 0.0, -3.0])
+    assert ok.passed and ok.scales is not None and ok.scales.passed
+    assert ok.message.startswith("pass (32 values in 1 block, scales from s)")
+    # 0.1 -> 1.0 is outside [-0.4, 0.6]: the value is named, with x / scale
+    one = _judged(1.0, [6.0, 1.0, -3.0])
+    assert not one.passed and one.scales is not None and one.scales.passed
+    assert one.failing_count == 1 and one.failing_indices.tolist() == [[0, 1]]
+    assert "value at [0, 1] 1, x / scale = 0.100000001 / 2**0 = 0.1" in one.message
+    # a scale 2x too large passes the scale check (one ulp of fp8ue8m0 at 1 is 1:
+    # [0, 2]), so the values are judged against x / 2: 6 is outside 6.9 / 2 = 3.45's
+    # [2.45, 4.45] (ulp 1 in [2, 4))
+    double = _judged(2.0, [6.0, 0.0, -3.0])
+    assert not double.passed and double.scales is not None and double.scales.passed
+    assert "value at [0, 0] 6, x / scale = 6.9000001 / 2**1 = 3.45" in double.message
+    # ... and with the values rounded for that scale (3.45 -> 3, 0.05 -> 0, -1.5) the
+    # rule accepts it
+    assert _judged(2.0, [3.0, 0.0, -1.5]).passed
+    # 4x too large: 4 is outside [0, 2]; the block's scale is named and the whole block fails
+    four = _judged(4.0, [1.5, 0.0, -0.75])
+    assert not four.passed and four.failing_count == 32
+    assert four.scales is not None and (four.scales.passed, four.scales.failing_count) == (False, 1)
+    assert "block [0, 0] scale 2**2 (s), reference 2**0: not within 1 ulp of fp8ue8m0" in (
+        four.message
+    )
+    assert four.max_margin == np.inf
+
+
+def test_check_scaled_values_failure_paths() -> None:
+    x = np.ones((1, 32), np.float32)
+    with spec_in_use(SPEC):
+        e = expect(_cast_to_graph(x), {"x": x}, spec=SPEC)
+    v, s = e.checks["v"], e.checks["s"]
+    values = to_storage(_out(e, "v"), FP4)
+    scales = to_storage(_out(e, "s"), UE8M0)
+    with pytest.raises(ValueError, match="needs its scale output 's'"):
+        compliance.check(_out(e, "v"), v.descriptor, values, v.bound)
+    with pytest.raises(ValueError, match="judged with their values output 'v'"):
+        compliance.check(_out(e, "s"), s.descriptor, scales)
+    wrong = compliance.Partner("s", UE8M0, _out(e, "s"), np.concatenate([scales] * 2, 1))
+    with pytest.raises(ValueError, match=r"s \(actual\) has shape \[1, 2\]; .* need \[1, 1\]"):
+        compliance.check(_out(e, "v"), v.descriptor, values, v.bound, partner=wrong)
+    partner = compliance.Partner("s", UE8M0, _out(e, "s"), scales)
+    with pytest.raises(ValueError, match="judges one output"):
+        compliance.check(_out(e, "s"), compliance.exact(UE8M0, "r"), scales, partner=partner)
 
 
 def test_block_scaled_dot_products_take_the_relaxed_bound() -> None:

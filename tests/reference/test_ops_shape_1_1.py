@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reference_helpers import assert_rule, valid
 
+from conformance.block_tensor import BlockScaled, scale_shape
 from conformance.builder import map_operands, single_operator_graph
 from conformance.dtypes import dtype
 from conformance.graph import Graph
@@ -334,7 +335,12 @@ def _dim(shape: tuple[int, ...], dt: str, axis: int, spec: Spec = SPEC) -> Outco
     graph = single_operator_graph(
         "DIM", [("x", shape, dt)], [("y", (1,), "shape")], {"axis": axis}, spec=spec, strict=False
     )
-    return evaluate(graph, {"x": np.zeros(shape, dtype=dtype(dt).storage)}, spec=spec)
+    t = dtype(dt)
+    if t.kind == "block":  # a block-scaled input: values and (a scale per block) scales
+        zeros = np.zeros(shape, dtype=dtype(t.block_value).storage)
+        ones = np.ones(scale_shape(shape, t.block_size), dtype=dtype(t.block_scale).storage)
+        return evaluate(graph, {"x": BlockScaled(t, zeros, ones)}, spec=spec)
+    return evaluate(graph, {"x": np.zeros(shape, dtype=t.storage)}, spec=spec)
 
 
 def test_dim_1_1() -> None:

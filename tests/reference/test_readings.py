@@ -98,6 +98,33 @@ def test_dot_product_infinity_where_the_range_passes_normal_max() -> None:
     assert passes(70000.0, np.inf) and not passes(70000.0, 65504.0)
 
 
+def test_avg_pool_sum_past_the_accumulator_has_no_limit() -> None:
+    # AVG_POOL2D fp16 with fp16 accumulate, kernel 2x1 over a 2x1 input: one output, the
+    # mean of the two.  KS = 2, so the slack is 1 + 2 * 2**-10.
+    def judged(a: float, b: float) -> tuple[float, list[bool]]:
+        x = np.array([a, b], dtype=np.float16).reshape(1, 2, 1, 1)
+        graph = single_operator_graph(
+            "AVG_POOL2D",
+            [("x", x.shape, "fp16")],
+            [("y", (1, 1, 1, 1), "fp16")],
+            {"kernel": (2, 1), "stride": (1, 1), "pad": (0, 0, 0, 0), "acc_type": "FP16",
+             "input_zp": 0, "output_zp": 0},
+        )
+        exp = expect(graph, {"x": x})
+        ref = float(exp.outcome.outputs["y"].reshape(-1)[0])
+        results = [np.inf, ref, 0.0]
+        verdicts = [exp.check("y", np.array([r], np.float16).reshape(1, 1, 1, 1)).passed
+                    for r in results]
+        return ref, verdicts
+
+    # 30000 + 40000 = 70000 > 65504: an fp16 accumulator overflows on the way, so the
+    # mean 35000 has no accuracy limit (inf, the exact mean and even 0 pass).
+    assert judged(30000.0, 40000.0) == (35000.0, [True, True, True])
+    # 30000 + 30000 = 60000, times 1.00195 = 60117 < 65504: the sum fits, the mean
+    # 30000 must be met (inf and 0 fail).
+    assert judged(30000.0, 30000.0) == (30000.0, [False, True, False])
+
+
 # -- RESIZE bf16 ---------------------------------------------------------------------------------
 
 

@@ -137,6 +137,27 @@ def test_cast_to_edge_cases_reach_the_scale_extremes() -> None:
     assert nan == 8 and zero_block == 8
 
 
+@pytest.mark.parametrize(
+    ("op", "mode"),
+    [
+        ("CAST_TO_BLOCK_SCALED", "fp32 to fp4e2m1 with fp8ue8m0 scale"),
+        ("CAST_FROM_BLOCK_SCALED", "mxint8 with fp8ue8m0 scale to bf16"),
+    ],
+)
+def test_large_jobs_reach_the_large_input_obligation(op: str, mode: str) -> None:
+    # The generator's budget for a "large" job: CAST_FROM's two inputs get half the aim
+    # each (32,769), and its scales are a 32nd of the data, so the data must take
+    # ceil(2 * 32769 * 32 / 33) = 63,553 elements, 1,986 blocks
+    from conformance.generate import Job, job_budget
+    from strategies.obligations import LARGE_INPUT
+
+    budget = job_budget(Job(op, mode, "valid", 0, target="large"), SPEC, None)
+    drawn = draw_examples(valid_cases(SPEC, op, mode, LEVEL, budget, target="large"), 2, 3)
+    for case in drawn:
+        total = sum(case.inputs[n].size for n in case.graph.main.inputs)
+        assert total >= LARGE_INPUT, (op, total)
+
+
 def test_dot_product_free_values_hold_mxint8_bounds() -> None:
     mode = "Scaled mxint8 with fp8ue8m0 scale and fp32 accumulate"
     found = 0
@@ -195,3 +216,21 @@ def test_mutant_is_killed_by_a_drawn_case(name: str) -> None:
         assert result.rejected is None, result.rejected
         killed += bool(failures(case, result.outputs))
     assert killed >= 2, f"{name}: {killed} of {len(drawn)} drawn cases kill it"
+
+
+def test_edge_fill_keeps_nan_weight_scales_out_of_padded_convolutions() -> None:
+    # Reading v11-mx-conv-padded-nan-scale: a NaN weight scale reaches a padded output
+    # (0 * NaN), which no vector may depend on.  The edge fill (strategies.fill) places
+    # the missing value classes one by one; it must refuse fp8ue8m0's NaN in
+    # weight_scale of a padded case, and allow it in an unpadded one.
+    from strategies.fill import refusal
+
+    mode = SPEC.operator("CONV2D_BLOCK_SCALED").modes[0].mode
+    drawn = cases("CONV2D_BLOCK_SCALED", mode, 12, 0)
+    padded = [c for c in drawn if np.any(c.graph.main.tensors["pad"].data > 0)]
+    flat = [c for c in drawn if not np.any(c.graph.main.tensors["pad"].data > 0)]
+    assert padded and flat
+    why = refusal(padded[0], "CONV2D_BLOCK_SCALED", "weight_scale", "nan")
+    assert why is not None and "v11-mx-conv-padded-nan-scale" in why
+    assert refusal(flat[0], "CONV2D_BLOCK_SCALED", "weight_scale", "nan") is None
+    assert refusal(padded[0], "CONV2D_BLOCK_SCALED", "input_scale", "nan") is None

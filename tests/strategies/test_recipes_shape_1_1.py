@@ -34,7 +34,7 @@ from strategies.draw import draw_examples
 from strategies.invalid import TYPE_CLAUSE, breakers_for, invalid_cases
 from strategies.recipes import RecipeContext
 from strategies.shapes import Budget
-from strategies.valid import NoRecipe, valid_cases
+from strategies.valid import valid_cases
 
 SPEC = load_revision("1.1-draft")
 DRAFT = load_revision("2024-04-draft")
@@ -46,7 +46,7 @@ PAIRS = [
     pytest.param(op, m.mode, level, id=f"{op}-{m.mode}-{level}")
     for op in SHAPE_OPS
     for m in SPEC.operator(op).modes
-    if m.family != "MX"  # block-scaled DIM inputs: no recipe (see test_dim_mx_has_no_recipe)
+    if m.family != "MX"  # block-scaled DIM inputs: test_recipes_data_layout_1_1.py
     for level in LEVELS
 ]
 # Every ERROR_IF of the 1.1 pseudocode of these operators (DIM's block-scaled ones
@@ -145,11 +145,16 @@ def test_each_revision_breaks_its_own_clauses() -> None:
     assert ATTRIBUTES_CLAUSE not in clauses(SPEC, "DIM")
 
 
-def test_dim_mx_has_no_recipe() -> None:
+def test_dim_mx_draws_whole_blocks() -> None:
+    # block-scaled inputs (values and scales): tests/strategies/test_recipes_data_layout_1_1.py
     mx = [m for m in SPEC.operator("DIM").modes if m.family == "MX"]
     assert len(mx) == 6
-    with spec_in_use(SPEC), pytest.raises(NoRecipe, match="block-scaled"):
-        draw_examples(valid_cases(SPEC, "DIM", mx[0].mode, SPEC.level("8K")), 1, 1)
+    with spec_in_use(SPEC):
+        cases = draw_examples(valid_cases(SPEC, "DIM", mx[0].mode, SPEC.level("8K")), 5, 1)
+    for case in cases:
+        shape = case.graph.main.tensors["input1"].shape
+        assert shape[-1] % 32 == 0, shape
+        assert evaluate(case.graph, case.inputs, spec=SPEC).valid
 
 
 # -- the edges of the 1.1 rules ------------------------------------------------------------

@@ -165,6 +165,17 @@ CASES.update(
                 lambda: shape_unary_1_1("EXP2_SHAPE", [30, 1]),
             ],
         ),
+        "exp2-shape-fp16-path": (
+            [
+                # 2**16 = 65536 is past fp16's largest finite 65504: +inf, saturated to
+                # 2**31 - 1 at 8K; 2**3 = 8 is exact
+                lambda: shape_unary_1_1("EXP2_SHAPE", [16, 3]),
+                # the largest exponent at 8K: 2**30, not 2**31 - 1
+                lambda: shape_unary_1_1("EXP2_SHAPE", [30]),
+            ],
+            # 2**15 = 32768 <= 65504, 2**0 = 1, 2**7 = 128: exact in fp16
+            [lambda: shape_unary_1_1("EXP2_SHAPE", [15, 0, 7])],
+        ),
         "log2-ceil-shape-bit-length": (
             # ceil(log2(8)) = 3 and of 1, 0; bit lengths 4 and 1
             [lambda: shape_unary_1_1("LOG2_CEIL_SHAPE", [8, 1])],

@@ -39,7 +39,7 @@ INTERCHANGE = {
     "fp8ue8m0": "<f4",
     "mxint8": "|i1",
 }
-# Every type a tensor file can hold: the block-scaled composites have none.
+# Every type a tensor file can hold: a block-scaled composite is two (its parts').
 FILE_TYPES = [d for d in D.ALL if d.kind != "block"]
 
 NARROW = [D.BF16, D.FP8E4M3, D.FP8E5M2, D.FP4E2M1, D.FP6E2M3, D.FP6E3M2, D.FP8UE8M0]
@@ -82,8 +82,9 @@ def test_interchange_dtype_is_the_documented_one(dt: DType) -> None:
 
 
 @pytest.mark.parametrize("dt", D.BLOCK_SCALED, ids=str)
-def test_block_scaled_types_have_no_file(dt: DType) -> None:
-    with raises(rf"^x.npy: {dt.name} is a block-scaled type, which has no .npy file"):
+def test_block_scaled_types_have_no_one_file(dt: DType) -> None:
+    # two files, each of its part's type: tests/vectors/test_block_scaled_1_1.py
+    with raises(rf"^x.npy: {dt.name} is a block-scaled type, whose values and scales are two"):
         npy.encode_array(np.zeros(2, dt.storage), dt, source="x.npy")
     data = npy.encode_array(np.zeros(2, dt.storage), D.dtype(dt.block_value))
     with raises(rf"^x.npy: {dt.name} is a block-scaled type"):

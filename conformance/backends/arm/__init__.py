@@ -38,6 +38,7 @@ from conformance.backends.arm.translate import (
     why_untranslatable,
 )
 from conformance.backends.base import BackendError, BackendResult
+from conformance.block_tensor import arrays
 from conformance.graph import Graph
 from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
@@ -89,7 +90,7 @@ class ArmBackend:
         if is_native(vector.graph):  # a TOSA 1.0 / 1.1 vector: the model reads it as it is
             arm = native(vector.graph, vector.inputs, embed=embed)
         else:
-            arm = translate(vector.graph, vector.inputs, embed=embed, ts=self.ts)
+            arm = translate(vector.graph, arrays(vector.inputs), embed=embed, ts=self.ts)
         self._cache = (vector, cli, arm)
         return arm
 
@@ -115,7 +116,8 @@ class ArmBackend:
             return str(exc)
         if own:  # the revision the model implements: no revision conflict to skip
             return None
-        return find_conflict(vector.graph, vector.inputs, vector.kind, self._max_nesting(vector))
+        inputs = arrays(vector.inputs)  # the 2024 draft's graphs: no block-scaled tensor
+        return find_conflict(vector.graph, inputs, vector.kind, self._max_nesting(vector))
 
     def _max_nesting(self, vector: LoadedVector) -> int | None:
         try:

@@ -19,7 +19,11 @@ Three places hold values, each with its own conventions:
   FP8UE8M0, and for FP4E2M1 / FP6E2M3 / FP6E3M2 the packed codes in a ``|u1`` array
   (two to a byte; four to three bytes), the flatbuffer's layout.
 
-The 1.1 types cross the binding as one code per byte (``uint8`` in, like fp8).
+The 1.1 types cross the binding as one code per byte (``uint8`` in, like fp8).  A
+block-scaled composite (``bs32_*``) does not cross it (it takes one array per input):
+it is embedded as a constant, its values and scales in the TosaTensor's data and
+scale_data, and the executable writes such an output as two files, ``<file>.npy``
+(values) and ``<file>_scale.npy`` (scales).
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def arm_dtype(ts: Any, dt: DType) -> Any:
 
 def crosses_binding(dt: DType) -> bool:
     """Whether tensors of this type can be inputs/outputs of ``tosa_reference_model.run``."""
-    return dt.name not in _NOT_THROUGH_BINDING
+    return dt.name not in _NOT_THROUGH_BINDING and dt.kind != "block"
 
 
 def returned_by_binding(dt: DType) -> bool:

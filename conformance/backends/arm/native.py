@@ -19,6 +19,7 @@ import numpy as np
 from conformance.backends.arm.emitter import Untranslatable
 from conformance.backends.arm.revisions import SKIPPED_OPERATORS, skipped_1_1
 from conformance.backends.arm.translate import ArmGraph
+from conformance.block_tensor import BlockScaled, TensorValue, arrays
 from conformance.dtypes import DType
 from conformance.graph import Graph
 from vectors.flatbuffer import FlatbufferError, format_for, serialize
@@ -51,7 +52,7 @@ def is_native(graph: Graph) -> bool:
 
 def native(
     graph: Graph,
-    inputs: Mapping[str, np.ndarray],
+    inputs: Mapping[str, TensorValue],
     *,
     embed: Callable[[DType], bool] = lambda dt: False,
 ) -> ArmGraph:
@@ -64,8 +65,9 @@ def native(
         if name not in inputs:
             raise Untranslatable(f"the vector gives no value for graph input {name!r}")
         t = main.tensors[name]
-        if embed(t.dtype):
-            t.data = np.asarray(inputs[name])
+        value = inputs[name]
+        if embed(t.dtype) or isinstance(value, BlockScaled):
+            t.set_constant(value if isinstance(value, BlockScaled) else np.asarray(value))
             main.inputs.remove(name)
         else:
             kept.append(t)
@@ -74,4 +76,5 @@ def native(
     except FlatbufferError as exc:
         raise Untranslatable(str(exc)) from None
     outputs = [main.tensors[n] for n in main.outputs]
-    return ArmGraph(data, kept, [np.asarray(inputs[t.name]) for t in kept], outputs)
+    values = arrays({t.name: inputs[t.name] for t in kept}, "graph input")
+    return ArmGraph(data, kept, [np.asarray(values[t.name]) for t in kept], outputs)

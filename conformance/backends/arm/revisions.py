@@ -329,6 +329,17 @@ IMPLEMENTED_CONVOLUTIONS: dict[str, frozenset[tuple[str, str, str, str]]] = {
     "TRANSPOSE_CONV2D": frozenset(_SAME_TYPE_CONVS),
 }
 
+# The operators whose block-scaled modes (bs32_*: one tensor of values and scales) the
+# 2026.8 model has a kernel for: its generator makes such tests of CONCAT and RESHAPE
+# only, and its operator factory answers "Unsupported operation type or rank" for
+# REVERSE, SLICE, TILE, TRANSPOSE, IDENTITY, CONST and DIM of them (fp8 REVERSE aborts
+# on an assertion instead), measured on a 1.1 pack of those operators' modes.
+BLOCK_SCALED_KERNELS = frozenset({"CONCAT", "RESHAPE"})
+# It aborts (std::invalid_argument, no graph status) on loading a block-scaled tensor
+# that does not hold whole blocks of 32: rank 0, or an innermost dimension of another
+# size, which the operators' ERROR_IFs make a must-fail graph.
+WHOLE_BLOCKS = 32
+
 # Element types the model returns only through its .npy files, packed, and only with a
 # last dimension that is a multiple of 32 (its numpy writer aborts on a rank-0 tensor
 # and truncates other shapes).
@@ -369,6 +380,28 @@ def skipped_1_1(graph: Graph) -> str | None:
     draft's operator is skipped: a must-fail vector with types of no mode is the model's
     to reject."""
     for block in graph.blocks():
+        for op in block.operators:
+            composite = next(
+                (
+                    t
+                    for n in [*op.inputs, *op.outputs]
+                    if (t := block.tensors.get(n)) is not None and t.dtype.kind == "block"
+                ),
+                None,
+            )
+            if composite is not None and op.op not in BLOCK_SCALED_KERNELS:
+                return (
+                    f"tosa-tools 2026.8's model has no block-scaled {op.op} ({composite.dtype} "
+                    f"tensor {composite.name!r}; its operator factory: Unsupported operation "
+                    "type or rank)"
+                )
+        for t in block.tensors.values():
+            if t.dtype.kind == "block" and (not t.shape or t.shape[-1] % WHOLE_BLOCKS):
+                return (
+                    f"tosa-tools 2026.8's model aborts (std::invalid_argument) on the "
+                    f"block-scaled tensor {t.name!r} of shape {list(t.shape)}, which does not "
+                    f"hold whole blocks of {WHOLE_BLOCKS}, instead of rejecting the graph"
+                )
         for op in block.operators:
             implemented = IMPLEMENTED_CONVOLUTIONS.get(op.op)
             if implemented is None:

@@ -33,6 +33,15 @@ import numpy as np
 
 from conformance.backends.arm.elements import binding_input, from_binding, from_npy
 from conformance.backends.arm.translate import ArmGraph
+from conformance.block_tensor import (
+    BlockScaled,
+    TensorValue,
+    is_block_scaled,
+    scale_shape,
+    scale_type,
+    value_type,
+)
+from conformance.graph import Tensor
 
 Status = Literal["valid", "error", "unpredictable"]
 
@@ -46,7 +55,7 @@ _CLI_STATUS: dict[int, Status] = {0: "valid", 1: "unpredictable", 2: "error"}
 @dataclass
 class ModelRun:
     status: Status
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    outputs: dict[str, TensorValue] = field(default_factory=dict)
     message: str = ""  # the model's own words on why, for error / unpredictable
     log: str = ""
 
@@ -164,7 +173,7 @@ def run_in_process(arm: ArmGraph, level: str, workdir: Path, model: Any = None) 
         return ModelRun(
             "unpredictable", message=_gist(log) or "graph status UNPREDICTABLE", log=log
         )
-    outputs = {
+    outputs: dict[str, TensorValue] = {
         t.name: from_binding(r, t.dtype, t.shape) for t, r in zip(arm.outputs, raw, strict=True)
     }
     return ModelRun("valid", outputs, log=log)
@@ -200,8 +209,20 @@ def run_cli(arm: ArmGraph, level: str, workdir: Path, executable: str, timeout: 
         raise RuntimeError(f"{executable} exited with {proc.returncode}: {_gist(log)}")
     if status != "valid":
         return ModelRun(status, message=_gist(log) or f"graph status {status.upper()}", log=log)
-    outputs = {
-        t.name: from_npy(np.load(workdir / f, allow_pickle=False), t.dtype, t.shape)
-        for t, f in zip(arm.outputs, files, strict=True)
-    }
+    outputs = {t.name: _read_output(workdir, f, t) for t, f in zip(arm.outputs, files, strict=True)}
     return ModelRun("valid", outputs, log=log)
+
+
+def _read_output(workdir: Path, file: str, t: Tensor) -> TensorValue:
+    """An output file of the executable; a block-scaled output is two: ``file`` (its
+    values) and the same name with ``_scale`` (its scales)."""
+    values = np.load(workdir / file, allow_pickle=False)
+    if not is_block_scaled(t.dtype):
+        return from_npy(values, t.dtype, t.shape)
+    scales = np.load(workdir / file.replace(".npy", "_scale.npy"), allow_pickle=False)
+    s_shape = scale_shape(t.shape, t.dtype.block_size)
+    return BlockScaled(
+        t.dtype,
+        from_npy(values, value_type(t.dtype), t.shape),
+        from_npy(scales, scale_type(t.dtype), s_shape),
+    )

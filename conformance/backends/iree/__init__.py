@@ -37,6 +37,7 @@ from conformance.backends.iree.pipeline import Member, Prepared, Suspects, build
 from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import RUNTIME, Rejection
 from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
+from conformance.block_tensor import arrays
 from conformance.dtypes import SHAPE
 from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
@@ -120,12 +121,13 @@ class IreeBackend:
                 if own:
                     result = native(vector.graph, vector.inputs, embed=embedded)
                 else:
-                    result = translate(vector.graph, vector.inputs, embed=embedded, ts=self.ts)
+                    inputs = arrays(vector.inputs)  # the 2024 draft's: no block-scaled tensor
+                    result = translate(vector.graph, inputs, embed=embedded, ts=self.ts)
             except Untranslatable as exc:
                 result = str(exc)
         if isinstance(result, ArmGraph) and not own:
             conflict = find_conflict(
-                vector.graph, vector.inputs, vector.kind, self._max_nesting(vector)
+                vector.graph, arrays(vector.inputs), vector.kind, self._max_nesting(vector)
             )
             result = conflict or result
         assert result is not None  # a reason, a translation or its conflict

@@ -5,8 +5,9 @@ the TOSA MLIR, as a 1.0 vector's does.  Measured on a 1.1 pack (`generate --tosa
 1.1-draft`, one vector per mode), IREE runs i64 throughout, fp8ue8m0 tensors,
 MAX_POOL2D_ADAPTIVE, AVG_POOL2D_ADAPTIVE and ROW_GATHER; what it cannot run is:
 
-* ``MATMUL_T`` and the block-scaled operators: its TOSA-to-linalg lowering has no
-  pattern for them ("failed to legalize operation 'tosa.matmul_t'",
+* ``MATMUL_T``, ``ASSERT_EQUAL_SHAPE`` and the block-scaled operators: its
+  TOSA-to-linalg lowering has no pattern for them ("failed to legalize operation
+  'tosa.matmul_t'", ``'tosa.assert_equal_shape'``,
   ``'tosa.cast_from_block_scaled'``, ``conv2d_block_scaled``, ``matmul_t_block_scaled``,
   ``cast_to_block_scaled``); the block-scaled operators are the ones whose modes bind a
   ``scale_t`` in tosa.xml;
@@ -28,7 +29,7 @@ from conformance.graph import Graph
 __all__ = ["NOT_LOWERED", "UNSIZED_TYPES", "not_lowered_1_1"]
 
 # Operators of the 1.1 draft IREE 3.13 does not lower, besides the block-scaled ones.
-NOT_LOWERED = frozenset({"MATMUL_T"})
+NOT_LOWERED = frozenset({"MATMUL_T", "ASSERT_EQUAL_SHAPE"})
 
 # Element types IREE 3.13 cannot hold, with what it says.
 UNSIZED_TYPES: dict[str, str] = {
@@ -66,4 +67,9 @@ def not_lowered_1_1(graph: Graph) -> str | None:
             why = UNSIZED_TYPES.get(t.dtype.name)
             if why is not None:
                 return f"tensor {t.name!r} is {t.dtype}, a TOSA 1.1 type: {why}"
+            if t.dtype.kind == "block":
+                return (
+                    f"tensor {t.name!r} is {t.dtype}, a block-scaled TOSA 1.1 type: this "
+                    "backend passes no block-scaled tensors (values and scales) to IREE"
+                )
     return None

@@ -19,6 +19,7 @@ from conformance import dtypes
 from conformance.backends.arm.native import is_native
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.revision.parameters import parameters_as_attributes
+from conformance.block_tensor import arrays
 from conformance.revisions import DRAFT_2024
 from conformance.spec import load_revision, load_spec
 from vectors.pack_model import LoadedVector
@@ -87,7 +88,7 @@ class LiteRTBackend:
         if vector.kind != "valid":
             return None  # a must-fail graph is judged by run(): rejected or not
         try:
-            build(vector.graph.main, vector.inputs)
+            build(vector.graph.main, arrays(vector.inputs))
         except Unsupported as exc:
             return f"not expressible in TFLite: {exc}"
         return None
@@ -103,7 +104,7 @@ class LiteRTBackend:
         if wrong is not None:  # what NNAPI's model validation refuses
             return BackendResult.reject(wrong)
         try:
-            model, feeds = build(block, vector.inputs)
+            model, feeds = build(block, arrays(vector.inputs))
         except (Unsupported, KeyError, ValueError, IndexError, OverflowError) as exc:
             return BackendResult.reject(f"not expressible in TFLite: {exc}")
         (workdir / "model.tflite").write_bytes(model.content)  # kept for a reproducer

@@ -48,7 +48,7 @@ from conformance.backends.reference import REFERENCE_DENORMALS
 from conformance.graph import Graph
 from conformance.spec import Spec, load_spec
 from reference.context import OpContext
-from reference.engine import Evaluator, to_storage
+from reference.engine import Evaluator, held
 from reference.registry import OpFunction
 from vectors.pack_model import LoadedVector
 
@@ -392,5 +392,5 @@ class MutantBackend:
         if outcome.kind == "unpredictable":
             return BackendResult.reject(f"unpredictable: {outcome.rule}")
         main = vector.graph.main
-        outputs = {n: to_storage(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
+        outputs = {n: held(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
         return BackendResult(outputs)

@@ -95,9 +95,10 @@ def flushing(types: frozenset[DType]) -> Wrapper:
         for names in ctx.operands.inputs.values():
             for n in names:
                 dt = ctx.block.tensors[n].dtype
-                if dt in types and n in ctx.values:
-                    flushed = flush(ctx.values[n], dt)
-                    if flushed is not ctx.values[n]:
+                held = ctx.values.get(n)
+                if dt in types and isinstance(held, np.ndarray):  # never a block-scaled pair
+                    flushed = flush(held, dt)
+                    if flushed is not held:
                         values[n] = flushed
         attributes = flushed_attributes(ctx, types)
         if values or attributes:

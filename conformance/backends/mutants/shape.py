@@ -14,6 +14,7 @@ from conformance.backends.mutants import Result, mutant, with_inputs
 from conformance.backends.mutants.tools import output_of
 from reference import arithmetic as ar
 from reference.context import OpContext
+from reference.ops.shape import tensor_size_range
 from reference.registry import OpFunction
 
 _ARITHMETIC = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE")
@@ -22,7 +23,8 @@ _ARITHMETIC = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE")
 @mutant(
     "shape-values-int32",
     (*_ARITHMETIC, "CONCAT_SHAPE", "CONST_SHAPE"),
-    "shape values or results beyond the int32 range",
+    "shape values or results beyond the int32 range (the 2024 draft; TOSA 1.1 at level none "
+    "only: at 8K its tensor_size_t is int32's range)",
     "shape_t is held in int32 (as TFLite and many runtimes hold dimensions): values and "
     "results beyond +-2**31 wrap",
     "shape vectors with values or results beyond +-2**31 (e.g. ADD_SHAPE [2**31 - 1] + "
@@ -171,7 +173,8 @@ def _min_max_unsigned(original: OpFunction, ctx: OpContext) -> Result:
 @mutant(
     "exp2-shape-int32-shift",
     ["EXP2_SHAPE"],
-    "exponents of 31 and above (level none: MAX_LOG2_SIZE 63)",
+    "exponents of 31 and above: level none only (MAX_LOG2_SIZE 63); at 8K EXP2_SHAPE "
+    "REQUIREs input < MAX_LOG2_SIZE = 31, where the 32-bit shift is exact",
     "EXP2_SHAPE as 1 << input with a C int literal: the shift is done in 32 bits, so "
     "2**31 wraps to -2**31 and larger exponents shift by input mod 32 (as x86 does)",
     "EXP2_SHAPE vectors at level none with exponents of 31 to 62 (2**40, not 2**8)",
@@ -185,6 +188,27 @@ def _exp2_int32_shift(original: OpFunction, ctx: OpContext) -> Result:
         v = (1 << (x & 31)) & 0xFFFFFFFF
         out.append(v - (1 << 32) if v >= 1 << 31 else v)
     return _shape_out(out)
+
+
+@mutant(
+    "exp2-shape-fp16-path",
+    ["EXP2_SHAPE"],
+    "exponents of 16 and above",
+    "EXP2_SHAPE lowered to the element-wise EXP2 of the fp16 float path (the shape value "
+    "cast to fp16, EXP2, cast back with CAST's saturation): exact up to 2**15; 2**16 and "
+    "above overflow fp16 to +inf, which saturates to the largest tensor_size_t",
+    "EXP2_SHAPE vectors with exponents of 16 to MAX_LOG2_SIZE - 1 (2**16 = 65536, not "
+    "2**31 - 1 at 8K)",
+    breaks="EXP2_SHAPE.tosac: output = (1 << input) in tensor_size_t, exact for every "
+    "input < MAX_LOG2_SIZE",
+)
+def _exp2_fp16_path(original: OpFunction, ctx: OpContext) -> Result:
+    original(ctx)  # its REQUIREs: 0 <= input < MAX_LOG2_SIZE
+    x = np.asarray(_shape_arg(ctx, "input"), dtype=np.float16)
+    with np.errstate(over="ignore"):
+        y = np.exp2(x).astype(np.float64)  # in fp16: 2**16 is past 65504, +inf
+    top = tensor_size_range(ctx.level).max  # +inf saturates to the type's largest
+    return _shape_out([top if np.isinf(v) else int(v) for v in y])
 
 
 @mutant(
