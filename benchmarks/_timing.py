@@ -106,6 +106,29 @@ def profiles_option(
     return profiles
 
 
+# A --vectors pattern that matches no name: a run of it is the fixed cost of a run. Since
+# 2026-12-01 `run` stops such a run at the selection, before any worker starts, with
+# this exit status (conformance.cli.run_cmd.NO_VECTORS), which is then its success.
+NO_VECTOR = "(?!)"
+NO_VECTORS_EXIT = 5
+
+
+def run_exit_ok(argv: Sequence[str], returncode: int) -> bool:
+    """A ``run`` that ended as a benchmark wants: 0, or 1 (a vector failed: a verdict, not
+    a broken benchmark), or the empty selection's status for a NO_VECTOR run."""
+    if "--vectors" in argv and NO_VECTOR in argv:
+        return returncode == NO_VECTORS_EXIT
+    return returncode in (0, 1)
+
+
+def run_results(path: Path) -> list[dict[str, object]]:
+    """The result lines of a ``run --json`` file, without its header line (the first,
+    ``"format": "tosa-conformance-results"``, since 2026-12-01)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    docs = [json.loads(line) for line in lines if line.strip()]
+    return [d for d in docs if d.get("format") != "tosa-conformance-results"]
+
+
 def generate_argv(rev: TosaRevision, profiles: Sequence[str], *options: str) -> list[str]:
     """``tosa-conformance --tosa REV generate --profile P ... OPTIONS``."""
     claim = [arg for p in profiles for arg in ("--profile", p)]

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _timing import (
+    NO_VECTOR,
     OUR_TOOL,
     TOSA_REVISIONS,
     add_tosa_option,
@@ -37,11 +38,11 @@ from _timing import (
     markdown_table,
     package_version,
     profiles_option,
+    run_exit_ok,
+    run_results,
     run_timed,
     tail,
 )
-
-NO_VECTOR = "(?!)"  # a --vectors pattern that matches no name: the run's fixed cost
 
 
 @dataclass
@@ -67,8 +68,7 @@ def run_argv(pack: Path, backend: str, jobs: int, results: Path | None) -> list[
 
 def timed_run(argv: list[str]) -> tuple[float, float]:
     t = run_timed(argv)
-    # `run` exits 1 when a vector fails: a verdict, not a broken benchmark.
-    if t.returncode not in (0, 1):
+    if not run_exit_ok(argv, t.returncode):
         raise SystemExit(f"{' '.join(argv)} exited {t.returncode}:\n{tail(t.output)}")
     return t.wall, t.cpu
 
@@ -81,7 +81,7 @@ def measure(pack: Path, backend: str, jobs: int, repeat: int, work: Path) -> Row
         runs.append((*timed_run(run_argv(pack, backend, jobs, out)), out))
     runs.sort(key=lambda r: r[0])
     wall, cpu, out = runs[(len(runs) - 1) // 2]
-    results = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    results = run_results(out)
     verdicts = Counter(r["verdict"] for r in results)
     summary = ", ".join(f"{n} {v}" for v, n in verdicts.most_common())
     return Row(backend, jobs, len(results), wall, cpu, fixed[(len(fixed) - 1) // 2], summary)

@@ -6,9 +6,11 @@ with ``--jobs 1`` and ``--jobs 2``: first for the ``reference`` backend, then fo
 ``--repeat`` times and the run with the median wall time is reported.
 
 A run that selects no vector (``--vectors`` matching nothing) is timed too, per backend:
-it is the fixed cost of a run (interpreter start-up, imports, opening the pack, starting a
-worker and its backend), so that ``(wall - fixed) / vectors`` is what each further vector
-adds: the isolation round trip, loading the vector, the backend, the judgement.
+it is the fixed cost of a run (interpreter start-up, imports, making the backend, opening
+the pack), so that ``(wall - fixed) / vectors`` is what each further vector adds: the
+isolation round trip, loading the vector, the backend, the judgement, and the start of the
+workers, which since 2026-12-01 a run selecting nothing no longer reaches (it stops at the
+selection, exit status 5).
 
 ``--tosa`` chooses the revision of the generated pack (default 1.0); its default claim has
 every mode, integer and floating point: PRO-INT and PRO-FP, or the 2024 draft's MI.
@@ -32,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _timing import (
+    NO_VECTOR,
     OUR_TOOL,
     TOSA_REVISIONS,
     Timed,
@@ -40,12 +43,13 @@ from _timing import (
     machine_line,
     markdown_table,
     profiles_option,
+    run_exit_ok,
+    run_results,
     run_timed,
     tail,
 )
 
 ARM_BACKEND = "tosa-reference-model"
-NO_VECTOR = "(?!)"  # a --vectors pattern that matches no name: the run's fixed cost
 
 
 @dataclass
@@ -84,10 +88,9 @@ def run_argv(pack: Path, backend: str, jobs: int, results: Path | None) -> list[
 def median_run(argvs: list[list[str]]) -> tuple[Timed, int]:
     """Run each command line; the run with the median wall time and its index."""
     runs = [run_timed(a) for a in argvs]
-    # `run` exits 1 when a vector fails, which is a verdict, not a broken benchmark;
-    # anything else (2: bad arguments, a traceback) is.
+    # Anything but a verdict (2: bad arguments, a traceback) is a broken benchmark.
     for t in runs:
-        if t.returncode not in (0, 1):
+        if not run_exit_ok(t.argv, t.returncode):
             raise SystemExit(f"{' '.join(t.argv)} exited {t.returncode}:\n{tail(t.output)}")
     order = sorted(range(len(runs)), key=lambda i: runs[i].wall)
     pick = order[(len(order) - 1) // 2]
@@ -102,8 +105,7 @@ def measure(pack: Path, backend: str, jobs_list: list[int], repeat: int, work: P
         slug = backend.replace(":", "_").replace("/", "_")
         outs = [work / f"{slug}-j{jobs}-{i}.jsonl" for i in range(repeat)]
         best, i = median_run([run_argv(pack, backend, jobs, out) for out in outs])
-        lines = outs[i].read_text(encoding="utf-8").splitlines()
-        results = [json.loads(line) for line in lines if line.strip()]
+        results = run_results(outs[i])
         if len(results) != vectors:
             raise SystemExit(f"{backend} --jobs {jobs}: {len(results)} results for {vectors}")
         verdicts = Counter(r["verdict"] for r in results)

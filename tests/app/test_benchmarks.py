@@ -13,6 +13,7 @@ import argparse
 import importlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,13 @@ def _script(name: str) -> ModuleType:
 
 timing = _script("_timing")
 REV = timing.TOSA_REVISIONS
+
+
+@pytest.fixture
+def tools_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tosa-conformance found beside this interpreter, as the scripts expect it on PATH."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    monkeypatch.setenv("PATH", path)
 
 
 def test_every_revision_of_the_tool_has_a_row_and_the_default_is_the_tools() -> None:
@@ -92,6 +100,33 @@ def test_profiles_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         timing.profiles_option(ap, "XYZ", rev)
     assert "(XYZ is a profile" not in capsys.readouterr().err
+
+
+def test_a_run_of_no_vector_ends_with_the_tools_empty_selection_status() -> None:
+    from conformance.cli.run_cmd import NO_VECTORS
+
+    assert timing.NO_VECTORS_EXIT == NO_VECTORS
+    empty = ["tosa-conformance", "run", "--pack", "P", "--vectors", timing.NO_VECTOR]
+    assert timing.run_exit_ok(empty, NO_VECTORS)
+    assert not timing.run_exit_ok(empty, 0)  # the pattern selected something after all
+    full = ["tosa-conformance", "run", "--pack", "P", "--json", "F"]
+    assert timing.run_exit_ok(full, 0) and timing.run_exit_ok(full, 1)  # 1: a verdict
+    assert not timing.run_exit_ok(full, NO_VECTORS) and not timing.run_exit_ok(full, 2)
+
+
+@pytest.mark.usefixtures("tools_on_path")
+def test_run_results_leave_out_the_header(tmp_path: Path) -> None:
+    """What `run --json` writes: its header line, then one line per vector."""
+    pack = tmp_path / "pack"
+    gen = timing.generate_argv(REV["1.0"], ["PRO-INT"], "--ops", "ABS", "--examples", "1")
+    subprocess.run([*gen, "--no-targeted", "-o", str(pack), "--quiet"], check=True)
+    out = tmp_path / "results.jsonl"
+    run = [timing.OUR_TOOL, "run", "--pack", str(pack), "--backend", "reference"]
+    subprocess.run([*run, "--quiet", "--json", str(out)], check=True)
+    vectors = json.loads((pack / "pack.json").read_text(encoding="utf-8"))["vectors"]
+    results = timing.run_results(out)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == len(vectors) + 1
+    assert sorted(r["vector"] for r in results) == sorted(v["name"] for v in vectors)
 
 
 def test_generate_vs_arm_command_lines(tmp_path: Path) -> None:
@@ -178,15 +213,13 @@ def test_an_unknown_revision_is_refused(script: str, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("tosa", "profile"), [(None, "PRO-FP"), ("2024-04-draft", "MI"), ("1.1-draft", "PRO-FP")]
 )
+@pytest.mark.usefixtures("tools_on_path")
 def test_generate_vs_arm_generates_the_revision_asked_for(
-    tosa: str | None, profile: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tosa: str | None, profile: str, tmp_path: Path
 ) -> None:
     """A real run of ours (Arm's skipped): the pack is of the revision the option names,
     1.0 without it, although the test session's $TOSA_CONFORMANCE_REVISION is the draft."""
     assert os.environ.get(revisions.DEFAULT_ENV) == "2024-04-draft"  # tests/conftest.py
-    monkeypatch.setenv(
-        "PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
-    )
     out, rows = tmp_path / "out", tmp_path / "rows.json"
     argv = ["--ops", "ABS", "--profiles", profile, "--jobs", "1", "--skip-arm"]
     argv += ["--out", str(out), "--json", str(rows)] + (["--tosa", tosa] if tosa else [])

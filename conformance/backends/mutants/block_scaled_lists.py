@@ -27,8 +27,7 @@ def _members(result: Result) -> list[np.ndarray]:
     "[C/32, rows] many MX kernels store) and reshapes them in that layout without "
     "converting back: the scales are reshaped in column-major order, the values in "
     "row-major order",
-    "RESHAPE_BLOCK_SCALED vectors whose input or output scales have two dimensions "
-    "above 1",
+    "RESHAPE_BLOCK_SCALED vectors whose input or output scales have two dimensions above 1",
     breaks="RESHAPE_BLOCK_SCALED.tosac: tensor_offset_to_index(in_shape, "
     "tensor_index_to_offset(out_shape, index)) for the scales (i == 1) as for the values",
 )
