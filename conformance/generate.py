@@ -102,6 +102,9 @@ class Plan:
     unbuildable: list[tuple[TypeSupport, str]] = field(default_factory=list)
 
 
+# An unmet obligation's reason when --no-targeted planned no job aimed at it.
+NOT_AIMED = "not aimed at (--no-targeted): no generated vector has it"
+
 # Tries a targeted job gets to draw a case that meets its aim.
 AIM_TRIES = 12
 AIMS_PER_TARGET = 3  # second-round jobs per (pair, target)
@@ -702,7 +705,7 @@ def generate(
             notes.append(f"{m.operator} [{m.mode}] has no vectors: {untestable}")
         else:
             problems.append(f"no recipe draws {m.operator} [{m.mode}] yet")
-    covered = pack_coverage(spec, claim, the_plan, results, manifest)
+    covered = pack_coverage(spec, claim, the_plan, results, manifest, options.targeted)
     meta = PackMeta.create(spec, claim.to_json(), seed, options.to_json())
     pack_sha = write_pack_index(out, meta, entries, [c.to_json() for c in covered])
     return GenerateResult(
@@ -732,10 +735,17 @@ def _facts_by_pair(results: list[JobResult]) -> dict[tuple[str, str], set[str]]:
 
 
 def pack_coverage(
-    spec: Spec, claim: Claim, the_plan: Plan, results: list[JobResult], manifest: Any = None
+    spec: Spec,
+    claim: Claim,
+    the_plan: Plan,
+    results: list[JobResult],
+    manifest: Any = None,
+    targeted: bool = True,
 ) -> list[Any]:
     """Per pair with a recipe: which obligations the pack's valid vectors meet, and for
-    each one unmet, why (what a job learnt trying to meet it)."""
+    each one unmet, why (what a job learnt trying to meet it).  Without ``targeted`` no
+    job aimed at them, so nothing was learnt of the rule that may forbid one: the reason
+    says so rather than count it a gap of the pack or a rule."""
     from strategies.obligations import coverage, pair_obligations
 
     facts = _facts_by_pair(results)
@@ -755,6 +765,8 @@ def pack_coverage(
         for o in pair.obligations:  # outside the manifest: named with its limit
             if o.target and (beyond := _beyond_manifest(manifest, m.operator, o.target)):
                 known[o.key] = f"{o.target}: {beyond}"
+            elif o.target and not targeted:
+                known.setdefault(o.key, NOT_AIMED)
         out.append(coverage(pair, facts.get(key, set()), known))
     return out
 

@@ -232,6 +232,19 @@ def _ranked_arg(op_spec: OperatorSpec) -> Argument | None:
     return args[0] if args else None
 
 
+# tensor_write_value_scale (TOSA 1.1): ERROR_IF(rank(shape) == 0) for a block-scaled
+# tensor, and each operator's innermost-dimension ERROR_IF needs a dimension: every
+# tensor of such a mode has the composite's rank or a fixed one.
+BLOCK_RANK_0 = "a block-scaled tensor has rank >= 1 (ERROR_IF rank(shape) == 0)"
+
+
+def _binds_block_scaled(mode: TypeSupport) -> bool:
+    return any(
+        v != "-" and k != "TABLE_SIZE" and dtypes.dtype(v).kind == "block"
+        for k, v in mode.bindings.items()
+    )
+
+
 def _rank_values(op_spec: OperatorSpec, level: Level) -> list[int]:
     arg = _ranked_arg(op_spec)
     r = None if arg is None else arg.rank_range(level)
@@ -290,7 +303,11 @@ def pair_obligations(
                 for c in ZP_CLASSES[1:]:
                     na[f"attr:{arg.name}={c}"] = f"a {dt.name} zero point must be 0 (ERROR_IF)"
     if single:
+        composite = _binds_block_scaled(mode)
         for r in _rank_values(op_spec, level):
+            if r == 0 and composite:
+                na["shape:rank=0"] = BLOCK_RANK_0
+                continue
             obs.append(Obligation(f"shape:rank={r}", f"rank:{r}", f"a rank-{r} operand"))
         if _value_args(op_spec) and op_spec.outputs and op_spec.outputs[0].type == "tensor_t":
             obs.append(Obligation("shape:output>=1024", "large", "1,024 output elements"))

@@ -37,6 +37,10 @@ def special_values(dt: DType) -> list[float | int | bool]:
     if dt.kind in ("int", "shape"):
         lo, hi = dt.int_range
         return sorted({lo, lo + 1, -1, 0, 1, hi - 1, hi})
+    if dt.kind == "fixed":  # mxint8: codes, the value being code / 2**frac_bits
+        lo, hi = _codes(dt)
+        one = 1 << dt.frac_bits
+        return sorted({lo, lo + 1, -one, -1, 0, 1, one, hi})
     assert dt.normal_min is not None and dt.normal_max is not None
     assert dt.normal_frac is not None
     smallest_sub = dt.normal_min * 2.0**-dt.normal_frac
@@ -57,6 +61,12 @@ def special_values(dt: DType) -> list[float | int | bool]:
     if dt.has_inf:
         out += [float("inf"), float("-inf")]
     return [v for v in out if _holds(dt, v)]
+
+
+def _codes(dt: DType) -> tuple[int, int]:
+    """The code range of a fixed-point type (mxint8: the int8 codes -128..127)."""
+    info = np.iinfo(dt.storage)
+    return int(info.min), int(info.max)
 
 
 def _holds(dt: DType, v: float) -> bool:
@@ -102,6 +112,8 @@ def _bulk(
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if dt.kind in ("int", "shape"):
         return _bulk_int(rng, dt, shape, r, dist)
+    if dt.kind == "fixed":
+        return _bulk_codes(rng, dt, shape, r, dist)
     # floats: dist 0 uniform in the range, 1 standard normal, 2 log-uniform magnitudes
     lo = -4.0 if r.low is None else r.low
     hi = 4.0 if r.high is None else r.high
@@ -137,6 +149,29 @@ def _bulk_int(
     return vals.astype(dt.storage)
 
 
+def _bulk_codes(
+    rng: np.random.Generator, dt: DType, shape: tuple[int, ...], r: ValueRange, dist: int
+) -> np.ndarray:
+    """Fixed-point codes; the range's bounds are values (code / 2**frac_bits)."""
+    lo, hi = _code_bounds(dt, r)
+    if dist == 1:  # small magnitudes, as for integers
+        lo, hi = max(lo, -16), min(hi, 16)
+    vals = rng.integers(lo, hi, size=shape, endpoint=True)
+    if r.nonzero:
+        vals = np.where(vals == 0, hi if hi != 0 else lo, vals)
+    return vals.astype(dt.storage)
+
+
+def _code_bounds(dt: DType, r: ValueRange) -> tuple[int, int]:
+    lo, hi = _codes(dt)
+    unit = 1 << dt.frac_bits
+    if r.low is not None:
+        lo = max(lo, int(np.ceil(r.low * unit)))
+    if r.high is not None:
+        hi = min(hi, int(np.floor(r.high * unit)))
+    return lo, hi
+
+
 def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
     """A recipe's value bounds and their inner neighbours: where a recipe bounds a
     tensor, the bound is the operator's own boundary (a shift limit, a saturation
@@ -151,6 +186,9 @@ def boundary_values(dt: DType, r: ValueRange) -> list[float | int]:
         if hi is not None:
             out += [hi, hi - 1]
         return [v for v in out if dt.int_range.min <= v <= dt.int_range.max]
+    if dt.kind == "fixed":
+        lo, hi = _code_bounds(dt, r)
+        return [c for c, b in ((lo, r.low), (hi, r.high)) if b is not None]
     if dt.is_float:
         for b in (r.low, r.high):
             if b is not None and np.isfinite(b):
@@ -238,7 +276,7 @@ def place_edge_values(
 def _allowed_special(v: float | int | bool, dt: DType, r: ValueRange) -> bool:
     if dt.kind == "bool":
         return True
-    fv = float(v)
+    fv = float(v) / (1 << dt.frac_bits) if dt.kind == "fixed" else float(v)
     if r.finite and not np.isfinite(fv):
         return False
     if r.nonzero and fv == 0:

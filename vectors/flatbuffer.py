@@ -40,6 +40,7 @@ __all__ = [
     "deserialize",
     "detect_revision",
     "format_for",
+    "holds_shape_tensors",
     "read_graph",
     "serialize",
     "write_graph",
@@ -90,6 +91,14 @@ def format_for(graph: Graph) -> str:
     if (v.major, v.minor, v.draft) == (VERSION_1_0.major, VERSION_1_0.minor, False):
         return revisions.TOSA_1_0.name
     return DEFAULT_REVISION
+
+
+def holds_shape_tensors(revision: str) -> bool:
+    """Whether ``revision``'s format holds a tensor of shape_t elements as data (the 2024
+    draft's: a SHAPE-typed tensor of any rank); 1.0's and 1.1's hold a shape value as a
+    TosaShape list, so a tensor retyped to shape_t (CONST's wrong-type breaker) cannot be
+    written.  A revision of no known format (a custom tosa.xml) is read as the draft's."""
+    return _WRITERS.get(revision, _WRITERS[DEFAULT_REVISION]) is _WRITERS[DEFAULT_REVISION]
 
 
 def serialize(graph: Graph, *, revision: str = DEFAULT_REVISION) -> bytes:
