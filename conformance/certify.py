@@ -239,24 +239,22 @@ def tally(
     return list(pairs.values())
 
 
-CHAIN_STRATEGY = "graph:"  # a chain vector's provenance: "graph:CONV2D>BITWISE_AND>RESHAPE"
-
-
 def chain_vectors(pack_path: Path, results: list[VectorResult]) -> dict[str, list[str]]:
-    """The failing results' vectors that are chains, with their operators in order,
-    from each vector's provenance (only failures are loaded: they are few)."""
+    """The failing results' vectors that are chains, with their operators in order: as
+    the result records them, else (a crash or timeout, judged without the vector, or a
+    results file of an older release) from the vector's provenance.  Only failures
+    are loaded: they are few."""
     from vectors.pack import open_pack
 
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[str]] = {r.vector: r.chain for r in results if r.failed and r.chain}
     with open_pack(pack_path) as pack:
         names = set(pack.names)
         for r in results:
-            if not r.failed or r.vector not in names:
+            if not r.failed or r.vector in out or r.vector not in names:
                 continue
-            strategy = pack.load(r.vector).provenance.strategy
-            if strategy.startswith(CHAIN_STRATEGY):
-                ops = strategy.removeprefix(CHAIN_STRATEGY).split(" / ")[0].split(">")
-                out[r.vector] = [o.strip() for o in ops]
+            chain = pack.load(r.vector).provenance.chain
+            if chain:
+                out[r.vector] = chain
     return out
 
 

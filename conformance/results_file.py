@@ -165,6 +165,7 @@ _RESULT: dict[str, Callable[[Any], bool]] = {
     "reading": _text,
     "denormals": _text_map,
     "known_failure": lambda v: v == "" or (_text(v) and v in _verdicts()),
+    "chain": lambda v: isinstance(v, list) and all(_text(x) and x != "" for x in v),
 }
 _REQUIRED = ("vector", "operator", "mode", "kind", "verdict")
 

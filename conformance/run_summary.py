@@ -51,7 +51,7 @@ def summary_lines(report: RunReport) -> Iterable[str]:
         yield ""
         yield f"{len(failures)} failing vectors:"
         for r in failures[:50]:
-            yield f"  {r.vector}: {r.verdict}: {r.detail[:300]}"
+            yield f"  {_named(r)}: {r.verdict}: {r.detail[:300]}"
         if len(failures) > 50:
             yield f"  ... and {len(failures) - 50} more (see the JSON report)"
     known = [r for r in report.results if r.verdict in (XFAIL, XPASS)]
@@ -59,7 +59,7 @@ def summary_lines(report: RunReport) -> Iterable[str]:
         yield ""
         yield f"{len(known)} known failures (--known-failures):"
         for r in known[:50]:
-            yield f"  {r.vector}: {r.verdict} ({r.known_failure}): {r.detail[:300]}"
+            yield f"  {_named(r)}: {r.verdict} ({r.known_failure}): {r.detail[:300]}"
         if len(known) > 50:
             yield f"  ... and {len(known) - 50} more (see the JSON report)"
     yield from _skip_reasons(report.results)
@@ -100,6 +100,12 @@ def _skip_reasons(results: list[VectorResult]) -> Iterable[str]:
         yield f"  ... and {len(ranked) - SHOWN_REASONS} more reasons (see the JSON report)"
 
 
+def _named(r: VectorResult) -> str:
+    """A vector's name, with its operators when it is a chain (a chain's failure is
+    the chain's, not its last operator's)."""
+    return f"{r.vector} (chain {r.chain_path})" if r.chain else r.vector
+
+
 def _totals(results: list[VectorResult]) -> dict[str, str]:
     return {
         "tests": str(len(results)),
@@ -128,18 +134,22 @@ def write_junit(report: RunReport, path: Path, backend: str) -> None:
         for r in results:
             case = ET.SubElement(suite, "testcase", classname=f"{op}.{r.mode}", name=r.vector)
             case.set("time", f"{r.seconds:.3f}")
+            if r.chain:  # the chain's operators, for whoever files the bug
+                ET.SubElement(case, "properties").append(
+                    ET.Element("property", name="tosa_chain", value=r.chain_path)
+                )
+            detail = f"chain {r.chain_path}: {r.detail}" if r.chain else r.detail
             if r.verdict in ERRORS:
-                ET.SubElement(case, "error", type=r.verdict, message=r.detail[:500]).text = r.detail
+                ET.SubElement(case, "error", type=r.verdict, message=detail[:500]).text = detail
             elif r.failed:
-                ET.SubElement(
-                    case, "failure", type=r.verdict, message=r.detail[:500]
-                ).text = r.detail
+                ET.SubElement(case, "failure", type=r.verdict, message=detail[:500]).text = detail
             elif r.verdict in (SKIPPED, INFO, XFAIL):
                 ET.SubElement(case, "skipped", type=r.verdict, message=r.detail[:500])
             elif r.verdict == XPASS:
-                ET.SubElement(case, "properties").append(
-                    ET.Element("property", name="tosa_verdict", value=XPASS)
-                )
+                props = case.find("properties")
+                if props is None:
+                    props = ET.SubElement(case, "properties")
+                props.append(ET.Element("property", name="tosa_verdict", value=XPASS))
             if r.log:
                 ET.SubElement(case, "system-out").text = r.log
     # Whole or not at all (conformance.atomic_file): CI reads it after every run.

@@ -84,6 +84,14 @@ class VectorResult:
     denormals: dict[str, str] = field(default_factory=dict)
     # The verdict the judge gave a known failure (its verdict is then XFAIL or XPASS).
     known_failure: str = ""
+    # A chain vector's operators in graph order (empty for one operator's vector): a
+    # chain's failure is the chain's finding, not its last operator's.
+    chain: list[str] = field(default_factory=list)
+
+    @property
+    def chain_path(self) -> str:
+        """``CONV2D > BITWISE_AND > RESHAPE``, or "" for one operator's vector."""
+        return " > ".join(self.chain)
 
     @property
     def failed(self) -> bool:
@@ -164,6 +172,7 @@ def judge(
         kind=vector.kind,
         seconds=seconds,
         log=result.log[-2000:],
+        chain=vector.provenance.chain,
     )
     if vector.kind == "level":
         did = f"rejected it: {result.rejected}" if result.rejected else "returned outputs"
@@ -231,9 +240,7 @@ def judge(
             if not isinstance(reference, np.ndarray):  # a scale output is an array
                 judged[name] = OutputVerdict(name, False, f"unusable scale output {other!r}")
                 continue
-            partner = compliance.Partner(
-                other, main.tensors[other].dtype, reference, usable[other]
-            )
+            partner = compliance.Partner(other, main.tensors[other].dtype, reference, usable[other])
         try:
             v = compliance.check(
                 vector.expected[name], check.descriptor, actual, check.bound, partner=partner
@@ -311,14 +318,23 @@ def run_one(
     started = time.monotonic()
     view = view or backend_view(vector)
     reason = backend.unsupported(view)
+    chain = vector.provenance.chain
     if reason is not None:
-        return VectorResult(vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, reason)
+        return VectorResult(
+            vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, reason, chain=chain
+        )
     with tempfile.TemporaryDirectory(prefix="tosa-run-") as tmp:
         result = backend.run(view, Path(tmp))
     declined = getattr(result, "declined", None)
     if declined is not None:  # found out only by running: skipped all the same
         res = VectorResult(
-            vector.name, vector.operator, vector.mode, vector.kind, SKIPPED, str(declined)
+            vector.name,
+            vector.operator,
+            vector.mode,
+            vector.kind,
+            SKIPPED,
+            str(declined),
+            chain=chain,
         )
         res.log = str(getattr(result, "log", ""))[-LOG_KEPT:]
         return res

@@ -88,6 +88,9 @@ class Requirements:
         return cls(tuple(data["profiles"]), tuple(data["extensions"]), data["level"])
 
 
+CHAIN_STRATEGY = "graph:"  # a chain vector's strategy: "graph:CONV2D>BITWISE_AND>RESHAPE"
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a vector comes from, and the one command that writes it again."""
@@ -112,6 +115,16 @@ class Provenance:
         return cls(
             data["strategy"], data["seed"], data["index"], data["regenerate"], data["rule_broken"]
         )
+
+    @property
+    def chain(self) -> list[str]:
+        """A chain vector's operators in graph order (its strategy reads
+        ``graph:CONV2D>BITWISE_AND>RESHAPE``, with `` / ...`` notes after it); empty for
+        any other vector."""
+        if not self.strategy.startswith(CHAIN_STRATEGY):
+            return []
+        path = self.strategy.removeprefix(CHAIN_STRATEGY).split(" / ")[0]
+        return [o.strip() for o in path.split(">") if o.strip()]
 
 
 @dataclass(eq=False)  # arrays have no truth value, so field-wise == would raise

@@ -123,6 +123,32 @@ def test_cli_exit_status_and_reports(pack: Path, tmp_path: Path, capsys) -> None
     assert "failing vectors" in capsys.readouterr().out
 
 
+def test_a_chain_vector_names_its_operators(pack: Path, tmp_path: Path, capsys) -> None:
+    # Issue 24: a chain's failure named only its vector (ADD_..._chain-...), so a vendor
+    # filed it against ADD; its results, JUnit test and failure line name the chain.
+    junit, results = tmp_path / "r.xml", tmp_path / "r.jsonl"
+    argv = ["run", "--pack", str(pack), "--backend", f"python:{FLAKY}:wrong_shape"]
+    assert main([*argv, "--quiet", "--junit", str(junit), "--json", str(results)]) == 1
+    out = capsys.readouterr().out
+    by_name = {r.vector: r for r in read_results(results)}
+    chains = {n: r for n, r in by_name.items() if "_chain-" in n}
+    assert any(r.failed for r in chains.values())
+    for name, r in chains.items():
+        assert r.chain and r.chain[-1] == "ADD" and len(r.chain) >= 2, r.chain
+        if r.failed:
+            assert f"  {name} (chain {' > '.join(r.chain)}): failed: " in out
+    assert all(not r.chain for n, r in by_name.items() if n not in chains)
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    for name, r in chains.items():
+        prop = cases[name].find("properties/property[@name='tosa_chain']")
+        assert prop is not None and prop.get("value") == r.chain_path
+        if r.failed:
+            message = cases[name].find("failure").get("message")
+            assert message.startswith(f"chain {r.chain_path}: ")
+    plain = next(n for n in cases if n not in chains)
+    assert cases[plain].find("properties") is None
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
