@@ -343,7 +343,7 @@ def pack_coverage(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = Non
     if record is None:
         return PackCoverage(options, False)
     wanted = {m.key for m in required_modes(spec, claim) if manifest is None or manifest.claims(m)}
-    from strategies.obligations import forbidden_by_rule
+    from strategies.obligations import forbidden_by_rule, outside_manifest
 
     met = 0
     unmet: dict[str, list[str]] = {}
@@ -353,7 +353,11 @@ def pack_coverage(spec: Spec, claim: Claim, pack_path: Path, manifest: Any = Non
             continue
         met += len(c["met"])
         pair = f"{c['operator']} [{c['mode']}]"
-        gaps = sorted(k for k, why in c["unmet"].items() if not forbidden_by_rule(why))
+        gaps = sorted(
+            k
+            for k, why in c["unmet"].items()
+            if not forbidden_by_rule(why) and not outside_manifest(why)
+        )
         ruled = sorted(k for k, why in c["unmet"].items() if forbidden_by_rule(why))
         if gaps:
             unmet[pair] = gaps

@@ -21,20 +21,28 @@ from collections.abc import Iterable
 from conformance.capabilities.report import subset_html, subset_markdown
 from conformance.certify import Certificate, ChainFailure, PairResult, not_met_reason
 from conformance.revisions import pinned
+from conformance.runner import VectorResult
 
+# Each state's colour is also its text's: all meet WCAG AA (4.5:1) on the page's white,
+# the cells' #fafafa and the failing cells' FAIL_BACKGROUND (tests/app/test_certify_report.py).
 COLOURS = {
-    "met": "#2e7d32",
+    "met": "#1b5e20",
     "failed": "#c62828",
     "known failure": "#8e24aa",
-    "not met": "#ef6c00",
-    "not testable": "#757575",
-    "not claimed": "#b0bec5",  # outside a capability manifest (conformance.capabilities)
+    "not met": "#a84300",
+    "not testable": "#616161",
+    "not claimed": "#546e7a",  # outside a capability manifest (conformance.capabilities)
 }
+FAIL_BACKGROUND = "#fdecea"
+BACKGROUNDS = ("#ffffff", "#fafafa", FAIL_BACKGROUND)
 MARK = {"met": "✓", "failed": "✗", "known failure": "✗", "not met": "–", "not testable": "·"}
 MARK["not claimed"] = "○"
 BINS = [0.0, 0.25, 0.5, 0.75, 0.9, 1.0]  # margin histogram edges (1 = the whole bound)
 
 Margins = dict[tuple[str, str], list[float]]  # (operator, mode) -> margins of passing vectors
+# The failing vectors' margins are drawn past the bound: past CHART_EDGE (an infinite or
+# unknown one, a NaN where a number was due) at the edge itself.
+CHART_EDGE = 1.1
 
 
 def _bin(margin: float) -> int:
@@ -68,14 +76,78 @@ def float_pairs(cert: Certificate) -> set[tuple[str, str]]:
     return out
 
 
-def meaningful_margins(cert: Certificate, margins: Margins) -> Margins:
-    """The pairs worth a margin chart: float modes whose vectors used some bound."""
+def meaningful_margins(
+    cert: Certificate, margins: Margins, failing: Margins | None = None
+) -> Margins:
+    """The pairs worth a margin chart: float modes whose vectors used some bound, or
+    that have a failing vector (which must show, not vanish from the chart)."""
     floats = float_pairs(cert)
+    bad = failing or {}
+    keys = sorted(set(margins) | set(bad))
     return {
-        k: [m for m in v if m is not None and math.isfinite(m)]
-        for k, v in sorted(margins.items())
-        if k in floats and any(m is not None and math.isfinite(m) and m > 0 for m in v)
+        k: [m for m in margins.get(k, []) if m is not None and math.isfinite(m)]
+        for k in keys
+        if k in floats
+        and (bad.get(k) or any(m is not None and math.isfinite(m) and m > 0 for m in margins[k]))
     }
+
+
+def failing_margins(cert: Certificate) -> Margins:
+    """Per pair, the margin of each failing valid vector (inf where it has none: a
+    mismatch of exact outputs, a NaN or a wrong shape)."""
+    out: Margins = {}
+    for p in cert.pairs:
+        for r in p.failures:
+            if r.kind == "valid":
+                m = r.margin if r.margin is not None else math.inf
+                out.setdefault((p.operator, p.mode), []).append(m)
+    return out
+
+
+def anchor(operator: str, mode: str) -> str:
+    """The HTML id of a pair's failures ("fail-EXP-fp32")."""
+    slug = "".join(c if c.isalnum() else "-" for c in f"{operator}-{mode}")
+    return f"fail-{slug}"
+
+
+def what_failed(cert: Certificate) -> list[tuple[str, str, str]]:
+    """The findings a reader acts on, most important first: (title, detail, anchor) for
+    every failing pair, each chain that fails while its operators pass alone, each
+    known failure and each pair not met."""
+
+    def pairs(status: str) -> list[PairResult]:
+        return [p for p in cert.pairs if p.status == status]
+
+    out = [
+        (f"{p.operator} [{p.mode}]", _plural(len(p.failures), "failing vector"), _at(p))
+        for p in pairs("failed")
+    ]
+    out += [(f"fails in a chain: {c.path}", chain_note(c), "chains") for c in cert.chain_findings]
+    out += [
+        (f"{p.operator} [{p.mode}]", f"known to fail ({len(p.known)} listed)", _at(p))
+        for p in pairs("known failure")
+    ]
+    out += [
+        (f"{p.operator} [{p.mode}]", f"not met: {not_met_reason(p)}", _at(p))
+        for p in pairs("not met")
+    ]
+    return out
+
+
+def _at(p: PairResult) -> str:
+    return anchor(p.operator, p.mode)
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def coverage_gaps(cert: Certificate) -> list[str]:
+    """The pack's unmet coverage obligations that no rule of the spec forbids
+    ("RESCALE [32-bit to 32-bit] result:saturate"): real gaps, not properties."""
+    if cert.pack is None:
+        return []
+    return [f"{pair} {k}" for pair, keys in sorted(cert.pack.unmet.items()) for k in keys]
 
 
 def margin_histograms(margins: Margins) -> dict[tuple[str, str], list[int]]:
@@ -128,6 +200,20 @@ def markdown(
         lines.append(f"- verdicts: read from {shown}; this certificate did not run the backend")
     if counts:
         lines.append(f"- {_counts_line(counts)}")
+    found = what_failed(cert)
+    lines += ["", "## What failed", ""]
+    lines += [f"- **{title}**: {detail}" for title, detail, _ in found] or ["Nothing."]
+    gaps = coverage_gaps(cert)
+    if gaps:
+        lines += [
+            "",
+            f"Coverage gaps: the pack misses {_plural(len(gaps), 'obligation')} that no rule "
+            "of the spec forbids, so nothing here tests them:",
+            "",
+        ]
+        lines += [f"- {g}" for g in gaps[:SHOWN_GAPS]]
+        if len(gaps) > SHOWN_GAPS:
+            lines.append(f"- and {len(gaps) - SHOWN_GAPS} more")
     lines += subset_markdown(cert)
     lines += [
         "",
@@ -159,14 +245,16 @@ def markdown(
             lines.append(f"- fails in a chain: {c.path} ({chain_note(c)}): {r.vector}: {r.verdict}")
             lines.append(f"  - {r.detail[:300]}")
             lines.append(f"  - reproduce: `{repro(cert, pack, r.vector, r.operator)}`")
-    hist = margin_histograms(meaningful_margins(cert, margins))
+    failing = failing_margins(cert)
+    hist = margin_histograms(meaningful_margins(cert, margins, failing))
     if hist:
-        labels = _bin_labels()
+        labels = [*_bin_labels(), "failed"]
         lines += ["", "## Bound margins (share of the allowed error used)", ""]
         lines.append("| operator | mode | " + " | ".join(labels) + " |")
         lines.append("|---|---|" + "---|" * len(labels))
         for (op, mode), binned in hist.items():
-            lines.append(f"| {op} | {mode} | " + " | ".join(str(x) for x in binned) + " |")
+            cells = [*binned, len(failing.get((op, mode), []))]
+            lines.append(f"| {op} | {mode} | " + " | ".join(str(x) for x in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -186,9 +274,10 @@ def _mode_labels(pairs: Iterable[PairResult]) -> dict[str, str]:
     return out
 
 
-def margin_chart(margins: Margins) -> str | None:
+def margin_chart(margins: Margins, failing: Margins | None = None) -> str | None:
     """A PNG (base64) of each pair's margins: a dot per passing vector, a bar to the
-    worst; None without matplotlib or without a pair worth charting."""
+    worst, a red cross per failing vector past the bound (at CHART_EDGE when it has no
+    finite margin); None without matplotlib or without a pair worth charting."""
     if not margins:
         return None
     try:
@@ -198,17 +287,24 @@ def margin_chart(margins: Margins) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    bad = failing or {}
     keys = list(margins)
     fig, ax = plt.subplots(figsize=(9, 0.8 + 0.26 * len(keys)), dpi=100)
     for y, key in enumerate(keys):
         values = margins[key]
-        ax.barh(y, max(values), color="#90caf9", height=0.6)
-        ax.plot(values, [y] * len(values), "|", color="#0d47a1", markersize=9)
+        if values:
+            ax.barh(y, max(values), color="#90caf9", height=0.6)
+            ax.plot(values, [y] * len(values), "|", color="#0d47a1", markersize=9)
+        worse = [min(m, CHART_EDGE) if math.isfinite(m) else CHART_EDGE for m in bad.get(key, [])]
+        if worse:
+            ax.plot(worse, [y] * len(worse), "x", color=COLOURS["failed"], markersize=7)
     ax.axvline(1.0, color="#c62828", linewidth=1)
     ax.set_yticks(range(len(keys)), [f"{op} [{mode}]" for op, mode in keys], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.05)
-    ax.set_xlabel("share of the allowed error used (1 = the whole bound; | a vector)")
+    ax.set_xlim(0, CHART_EDGE + 0.03)
+    ax.set_xlabel(
+        "share of the allowed error used (1 = the whole bound; | a vector, x a failing one)"
+    )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
@@ -225,42 +321,113 @@ def _cell(p: PairResult, label: str) -> str:
     if p.worst_margin is not None:
         tip += f", worst margin {p.worst_margin:.3g}"
     cls = p.status.replace(" ", "-")
-    return (
-        f'<div class="cell {cls}" title="{e(tip)}"><span class="mode">{e(label)}</span>'
+    inner = (
+        f'<span class="mode">{e(label)}</span>'
         f'<span class="state">{MARK[p.status]} {e(p.status)}</span>'
-        f'<span class="count">{p.vectors_passed} of {p.run} passed</span></div>'
+        f'<span class="count">{p.vectors_passed} of {p.run} passed</span>'
     )
+    if p.status in ("failed", "known failure", "not met"):  # to its failures
+        return f'<a class="cell {cls}" title="{e(tip)}" href="#{_at(p)}">{inner}</a>'
+    return f'<div class="cell {cls}" title="{e(tip)}">{inner}</div>'
 
 
-def html_page(
-    cert: Certificate, pack: str, margins: Margins, counts: dict[str, int] | None = None
-) -> str:
+def _matrix(cert: Certificate) -> tuple[list[str], str]:
+    """The coverage matrix's rows, and a note.  A subset certificate shows only the
+    pairs its manifest claims: the others are listed under "Claimed subset", not drawn
+    as grey cells among which the claimed ones would be lost."""
     e = html.escape
-    labels = _mode_labels(cert.pairs)
+    shown = cert.pairs
+    note = ""
+    if cert.capabilities is not None:
+        shown = [p for p in cert.pairs if p.status != "not claimed"]
+        left = len(cert.pairs) - len(shown)
+        note = (
+            f"<p>The manifest's {len(shown)} claimed pairs; the {left} it does not claim "
+            "are listed under Claimed subset.</p>"
+        )
+    labels = _mode_labels(shown)
     rows = [
         f'<tr><th class="op">{e(op)}</th><td>{"".join(_cell(p, labels[p.mode]) for p in ps)}'
         "</td></tr>"
-        for op, ps in _grouped(cert.pairs).items()
+        for op, ps in _grouped(shown).items()
     ]
-    failures = []
-    for p in cert.pairs:
-        if p.status == "not met":
-            why = not_met_reason(p)
-            failures.append(f"<li><b>{e(p.operator)} [{e(p.mode)}]</b>: not met: {e(why)}</li>")
-        for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]:
-            failures.append(
-                f"<li><b>{e(r.vector)}</b>: {e(r.verdict)}: {e(r.detail[:400])}"
-                f"<br><code>{e(repro(cert, pack, r.vector, r.operator))}</code></li>"
-            )
-    for c in cert.chains:
-        r = c.result
-        failures.append(
-            f"<li><b>fails in a chain: {e(c.path)}</b> ({e(chain_note(c))}): {e(r.vector)}: "
-            f"{e(r.verdict)}: {e(r.detail[:400])}"
+    return rows, note
+
+
+def _failures_html(cert: Certificate, pack: str) -> str:
+    """Per failing, known-failing or unmet pair, under its anchor: each failure with
+    its detail and the command that reproduces it; then the chains."""
+    e = html.escape
+
+    def item(r: VectorResult) -> str:
+        chain = f" (chain {e(r.chain_path)})" if r.chain else ""
+        return (
+            f"<li><b>{e(r.vector)}</b>{chain}: {e(r.verdict)}: {e(r.detail[:400])}"
             f"<br><code>{e(repro(cert, pack, r.vector, r.operator))}</code></li>"
         )
-    charted = meaningful_margins(cert, margins)
-    png = margin_chart(charted)
+
+    parts = []
+    for p in cert.pairs:
+        if p.status not in ("failed", "known failure", "not met"):
+            continue
+        items = [item(r) for r in [*p.failures, *(k for k in p.known if k.verdict == "xfail")]]
+        if p.status == "not met":
+            items.insert(0, f"<li>not met: {e(not_met_reason(p))}</li>")
+        parts.append(
+            f'<h3 id="{_at(p)}">{e(p.operator)} [{e(p.mode)}]: {e(p.status)}</h3>'
+            f"<ul>{''.join(items)}</ul>"
+        )
+    if cert.chains:
+        chains = "".join(
+            f"<li><b>fails in a chain: {e(c.path)}</b> ({e(chain_note(c))}): "
+            f"{e(c.result.vector)}: {e(c.result.verdict)}: {e(c.result.detail[:400])}"
+            f"<br><code>{e(repro(cert, pack, c.result.vector, c.result.operator))}</code></li>"
+            for c in cert.chains
+        )
+        parts.append(f'<h3 id="chains">Failures in chains</h3><ul>{chains}</ul>')
+    return "".join(parts) or "<p>none</p>"
+
+
+def _summary_html(cert: Certificate) -> str:
+    """What failed, at the top: each finding linking to its failures; the real gaps of
+    the pack's coverage."""
+    e = html.escape
+    found = what_failed(cert)
+    if found:
+        items = "".join(
+            f'<li><a href="#{e(at)}"><b>{e(title)}</b></a>: {e(detail)}</li>'
+            for title, detail, at in found
+        )
+        out = f'<section id="what-failed"><h2>What failed</h2><ul>{items}</ul></section>'
+    else:
+        out = '<section id="what-failed"><h2>What failed</h2><p>Nothing.</p></section>'
+    gaps = coverage_gaps(cert)
+    if gaps:
+        shown = "".join(f"<li>{e(g)}</li>" for g in gaps[:SHOWN_GAPS])
+        more = f"<li>and {len(gaps) - SHOWN_GAPS} more</li>" if len(gaps) > SHOWN_GAPS else ""
+        out += (
+            f'<section id="coverage-gaps"><p><b>Coverage gaps</b>: the pack misses '
+            f"{_plural(len(gaps), 'obligation')} that no rule of the spec forbids, so "
+            f"nothing here tests them:</p><ul>{shown}{more}</ul></section>"
+        )
+    return out
+
+
+SHOWN_GAPS = 10  # coverage gaps named at the top of a report
+
+
+def html_page(
+    cert: Certificate,
+    pack: str,
+    margins: Margins,
+    counts: dict[str, int] | None = None,
+    failing: Margins | None = None,
+) -> str:
+    e = html.escape
+    rows, matrix_note = _matrix(cert)
+    bad = failing_margins(cert) if failing is None else failing
+    charted = meaningful_margins(cert, margins, bad)
+    png = margin_chart(charted, bad)
     if png is not None:
         chart = f'<img alt="bound margins per pair" src="data:image/png;base64,{png}">'
     elif charted:
@@ -284,22 +451,27 @@ def html_page(
 <title>TOSA conformance: {e(cert.backend)}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 1320px; }}
-.verdict {{ font-size: 1.6em; font-weight: bold; color: {colour}; }}
+h1 {{ font-size: 1.4em; margin: 0 0 0.3em 0; }}
+.verdict {{ font-size: 1.5em; font-weight: bold; color: {colour}; margin: 0.2em 0; }}
+#what-failed li {{ margin: 2px 0; }}
 table.matrix {{ border-collapse: collapse; width: 100%; }}
 table.matrix th.op {{ text-align: left; vertical-align: top; padding: 6px 8px 6px 0;
   white-space: nowrap; font-size: 13px; width: 1%; }}
 table.matrix td {{ padding: 3px 0; border-top: 1px solid #e0e0e0; }}
 .cell {{ display: inline-flex; flex-direction: column; margin: 2px 4px 2px 0;
-  padding: 2px 8px; background: #fafafa; font-size: 12px; min-width: 120px; }}
+  padding: 2px 8px; background: #fafafa; font-size: 12px; min-width: 120px;
+  color: #222; text-decoration: none; }}
+a.cell:hover {{ outline: 2px solid {COLOURS["failed"]}; }}
 .cell .mode {{ font-weight: bold; }}
 .cell .state {{ font-weight: bold; }}
 {styles}
-.failed, .known-failure {{ background: #fdecea; }}
+.failed, .known-failure {{ background: {FAIL_BACKGROUND}; }}
 code {{ font-size: 11px; }}
 img {{ max-width: 100%; }}
 </style></head><body>
 <h1>TOSA conformance: {e(cert.backend)}</h1>
 <p class="verdict">{e(verdict)}</p>
+{_summary_html(cert)}
 <p>Claim: {e(cert.claim.describe())}<br>
 Spec: TOSA {e(cert.spec.version_string)} (revision {e(pinned(cert.spec.revision))}), tosa.xml sha256
 <code>{e(cert.spec.sha256)}</code><br>
@@ -309,16 +481,19 @@ Requirements: {summary["required"]} (operator, mode) pairs: {summary["met"]} met
 {summary["failed"]} failed, {summary.get("known_failure", 0)} known to fail,
 {summary["not_met"]} not met{totals}</p>
 {subset_html(cert)}
+<h2>Failures</h2>
+{_failures_html(cert, pack)}
+<h2>Coverage matrix</h2>
 <p class="legend">{legend}</p>
 <p>A cell counts the pair's vectors of every kind (valid and must-fail) as
-<code>tosa-conformance run</code> does; a pair is met when all passed.</p>
-<h2>Coverage matrix</h2>
+<code>tosa-conformance run</code> does; a pair is met when all passed. A failing cell
+links to its failures.</p>
+{matrix_note}
 <table class="matrix">{"".join(rows)}</table>
-<h2>Failures</h2>
-<ul>{"".join(failures) or "<li>none</li>"}</ul>
 <h2>Bound margins</h2>
-<p>How much of its allowed error each passing output used, for the floating-point
-pairs whose outputs used any (exact and integer modes always use none).</p>
+<p>How much of its allowed error each output used, for the floating-point pairs whose
+outputs used any (exact and integer modes always use none); a red cross is a failing
+vector, past the bound.</p>
 {chart}
 </body></html>
 """

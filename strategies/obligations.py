@@ -32,6 +32,7 @@ infinity) are listed with that reason instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -693,6 +694,17 @@ class PairCoverage:
 
 
 RULE_KINDS = ("REQUIRE", "ERROR_IF", "LEVEL_CHECK")
+
+
+# conformance.generate's reason for an obligation a capability manifest puts outside
+# the claim ("rank:5: manifest nnapi allows rank <= 4").
+_OUTSIDE_MANIFEST = re.compile(r"^rank:\d+: manifest \S+ allows rank [<>]= \d+$")
+
+
+def outside_manifest(reason: str) -> bool:
+    """Whether an unmet obligation's reason is that the capability manifest excludes it:
+    outside the claimed subset, so no gap of the pack."""
+    return _OUTSIDE_MANIFEST.match(reason) is not None
 
 
 def forbidden_by_rule(reason: str) -> bool:

@@ -95,6 +95,10 @@ def test_the_certificate_is_a_subset_certificate(small, certified: Path) -> None
     assert pack["options"]["capabilities"]["sha256"] == m.sha256
     html = (certified / "report.html").read_text()
     assert "Claimed subset" in html and "2 of the claim's 6 required pairs" in html
+    # Issue 24: the claimed pairs are the matrix, not lost among grey unclaimed cells.
+    matrix = html[html.index('<table class="matrix">') :]
+    assert 'class="cell not-claimed"' not in matrix and 'class="cell met"' in matrix
+    assert "the 4 it does not claim are listed under Claimed subset" in html
     assert "## Claimed subset" in (certified / "report.md").read_text()
 
 

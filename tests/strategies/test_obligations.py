@@ -274,3 +274,13 @@ def test_saturation_is_a_result_at_the_type_extreme() -> None:
     assert "result:saturate" not in keys("CAST", "signed 8 to signed 32")
     assert "result:saturate" not in keys("RESCALE", "8-bit to 32-bit")
     assert "result:saturate" in keys("RESCALE", "32-bit to 8-bit")
+
+
+def test_an_obligation_outside_the_manifest_is_no_gap() -> None:
+    from strategies.obligations import forbidden_by_rule, outside_manifest
+
+    # conformance.generate's words for a rank a manifest excludes (nnapi: ranks 1 to 4)
+    assert outside_manifest("rank:5: manifest nnapi allows rank <= 4")
+    assert outside_manifest("rank:0: manifest nnapi allows rank >= 1")
+    assert not outside_manifest("no generated vector has it")
+    assert not outside_manifest("REQUIRE value2 != 0") and forbidden_by_rule("REQUIRE value2 != 0")
