@@ -328,6 +328,8 @@ def pair_obligations(
         obs.append(Obligation("result:overflow", "edge", "a result beyond the type's range"))
     if single and out_dt is not None and out_dt.is_int and _saturates(op_spec, mode, out_dt):
         obs.append(Obligation("result:saturate", "edge", "a result clipped to min or max"))
+    elif single and op_spec.name == "RESCALE" and out_dt is not None and out_dt.bits >= 32:
+        na["result:saturate"] = RESCALE_I32_FITS
     if op_spec.name in NAN_POSITION_OPERATORS and floats and single:
         for where in ("first", "middle", "last"):
             obs.append(Obligation(f"nan:{where}", "edge", f"NaN {where} along an axis"))
@@ -389,10 +391,19 @@ def _overflows(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
     return name in OVERFLOWING_OPERATORS or name in DOT_PRODUCT_OPERATORS
 
 
+# apply_scale_32 REQUIREs |value| < 2**(shift - 1), so with a multiplier below 2**31 its
+# result is below 2**30; apply_scale_16 REQUIREs its result to fit int32.  No valid
+# RESCALE into i32 is clipped: the saturation its pseudocode applies is to 8 and 16 bits.
+RESCALE_I32_FITS = (
+    "no valid RESCALE result leaves i32: apply_scale_32 REQUIREs |value| < 2**(shift-1) "
+    "(results below 2**30), apply_scale_16 that its result fit int32"
+)
+
+
 def _saturates(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
-    """Whether the result can be clipped: a float cast to an integer, a RESCALE into a
-    type no wider than its input (CAST between integers truncates or widens, and an
-    8- or 16-bit value scaled into i32 always fits)."""
+    """Whether the result can be clipped: a float cast to an integer, a RESCALE into an
+    8- or 16-bit type (from any input: 127 * 2**30 >> 2 leaves i16), never one into i32
+    (RESCALE_I32_FITS); CAST between integers truncates or widens."""
     if op_spec.name not in SATURATING_OPERATORS:
         return False
     ins = [arg_dtype(mode, a) for a in _value_args(op_spec)[:1]]
@@ -401,7 +412,7 @@ def _saturates(op_spec: OperatorSpec, mode: TypeSupport, out_dt: DType) -> bool:
         return False
     if op_spec.name == "CAST":
         return in_dt.is_float
-    return in_dt.bits >= out_dt.bits
+    return out_dt.bits < 32
 
 
 def _output_dtype(op_spec: OperatorSpec, mode: TypeSupport) -> DType | None:

@@ -284,3 +284,20 @@ def test_an_obligation_outside_the_manifest_is_no_gap() -> None:
     assert outside_manifest("rank:0: manifest nnapi allows rank >= 1")
     assert not outside_manifest("no generated vector has it")
     assert not outside_manifest("REQUIRE value2 != 0") and forbidden_by_rule("REQUIRE value2 != 0")
+
+
+def test_rescale_into_i32_is_never_clipped_but_into_16_bits_is() -> None:
+    from conformance.spec import load_revision
+    from strategies.obligations import RESCALE_I32_FITS, pair_obligations
+
+    # 32-bit to 32-bit: |value| < 2**(shift-1) and multiplier < 2**31 give results below
+    # 2**30, so a "saturated" i32 result cannot be (issue 25's unmet obligation was no
+    # gap).  8-bit to 16-bit: 127 * 2**30 >> 2 = 34091302912 is clipped to 32767.
+    spec = load_revision("1.0")
+    op = spec.operator("RESCALE")
+    wide = pair_obligations(spec, spec.level("8K"), op, op.mode("32-bit to 32-bit"))
+    assert "result:saturate" not in wide.obligation_keys()
+    assert wide.not_applicable["result:saturate"] == RESCALE_I32_FITS
+    narrow = pair_obligations(spec, spec.level("8K"), op, op.mode("8-bit to 16-bit"))
+    assert "result:saturate" in narrow.obligation_keys()
+    assert (127 * 2**30 + 2) >> 2 > 32767
