@@ -402,6 +402,8 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
             return None
         if job.target == "edge":
             found["reasons"] = _fill_edge(case, spec, level)
+        if job.target == "large" and not chain:
+            case = _with_domain(case, spec, level)
         ops = f"'{jc.ops}'" if chain and jc.ops else None if chain else job.operator
         vector = case_to_vector(
             case,
@@ -500,6 +502,20 @@ def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | N
     if outcome.kind == "valid" or outcome.rule is None:
         return None
     return f"{outcome.rule.kind} {outcome.rule.clause}"
+
+
+def _with_domain(case: Any, spec: Spec, level: Any) -> Any:
+    """A large case of a float function with its input swept over every binade
+    (strategies.domain), if the reference still accepts it as valid; else the case as
+    drawn."""
+    from reference.engine import evaluate
+    from strategies.domain import fill_domain
+
+    swept = fill_domain(spec, case)
+    if swept is None:
+        return case
+    outcome = evaluate(swept.graph, swept.inputs, spec=spec, level=level)
+    return swept if outcome.valid else case
 
 
 def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:

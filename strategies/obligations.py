@@ -42,6 +42,7 @@ import numpy as np
 from conformance import dtypes
 from conformance.dtypes import DType, IntRange
 from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
+from strategies.domain import DOMAIN_FACT, domain_argument, domain_facts
 
 LARGE_INPUT = 65536  # input elements (all inputs together) of the large vector
 LARGE_OUTPUT = 1024  # output elements of the large vector
@@ -303,6 +304,14 @@ def pair_obligations(
             if dt.bits != 8:
                 for c in ZP_CLASSES[1:]:
                     na[f"attr:{arg.name}={c}"] = f"a {dt.name} zero point must be 0 (ERROR_IF)"
+    if single and (swept := domain_argument(spec, op_spec, mode)) is not None:
+        obs.append(
+            Obligation(
+                DOMAIN_FACT.format(arg=swept),
+                "large",
+                f"{swept} in every binade up to where the result stops changing",
+            )
+        )
     if single:
         composite = _binds_block_scaled(mode)
         for r in _rank_values(op_spec, level):
@@ -613,6 +622,9 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
                 if op.op in POOLING_OPERATORS and data.ndim == 4:
                     ax = 1  # along H: the first, middle and last rows of windows
                 facts |= {f"nan:{w}" for w in _nan_positions(data, ax)}
+    swept = domain_argument(spec, op_spec, mode)
+    if swept is not None and swept in values:
+        facts |= domain_facts(spec, op.op, mode.mode, swept, values[swept])
     ranked = _ranked_arg(op_spec)
     names = [] if ranked is None else (operands.inputs | operands.outputs).get(ranked.name, [])
     if names:

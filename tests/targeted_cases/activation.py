@@ -28,6 +28,12 @@ CASES = {
             lambda: unary("TANH", [44.0, -50.0], "fp32"),
         ],
     ),
+    "sigmoid-saturates-at-8": (
+        # sigmoid(10) = 1 - 4.54e-5; the bound at 10 in fp32 is about 2.6e-6: caught
+        [lambda: unary("SIGMOID", [10.0, 1.0], "fp32"), lambda: unary("SIGMOID", [9.0], "fp32")],
+        # below 8, and where sigmoid is 1 in the type (fp32 from about 17), it is exact
+        [lambda: unary("SIGMOID", [7.9, -10.0, 0.0, 20.0, np.inf, np.nan], "fp32")],
+    ),
     "erf-abramowitz-stegun": (
         [lambda: unary("ERF", [0.0], "fp32"), lambda: unary("ERF", [1e-3, 0.5], "fp32")],
         [lambda: unary("ERF", [4.0, -5.0, np.inf, -np.inf, np.nan], "fp32")],

@@ -120,6 +120,24 @@ def _tanh_overflow(original: OpFunction, ctx: OpContext) -> Result:
     return {"output": np.where(x > threshold, np.nan, _out(result))}
 
 
+@mutant(
+    "sigmoid-saturates-at-8",
+    ["SIGMOID"],
+    "floating point, 8 <= x where the result is not yet 1 in the type",
+    "a fast SIGMOID returns 1 for x >= 8 (a table or polynomial fitted to [-8, 8] with "
+    "the top clamped): 1 - sigmoid(8) is 3.4e-4, far outside the bound up to about "
+    "x = 13 in fp32",
+    "SIGMOID vectors whose inputs sweep the binades up to saturation (x in [8, 16))",
+    breaks="introduction, SIGMOID accuracy: err_bnd = calcAbsErrorBound<in_out_t>(out_ref, "
+    "2 * (1+abs(x)), 0, 1) of the fp64 sigmoid(x), for every x",
+)
+def _sigmoid_saturates(original: OpFunction, ctx: OpContext) -> Result:
+    result = original(ctx)
+    x = ar.as_float(ctx.arg("input"))
+    with np.errstate(invalid="ignore"):
+        return {"output": np.where(x >= 8.0, 1.0, _out(result))}
+
+
 # Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7 absolute
 _AS_P = 0.3275911
 _AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
