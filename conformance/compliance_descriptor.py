@@ -36,7 +36,9 @@ class Mode(Enum):
     # The values of a block-scaled cast (TOSA 1.1 CAST_TO_BLOCK_SCALED), judged together
     # with the scale output the parameters name (tosa_reference_check_scale): each
     # block's returned scale within 1 ulp of the reference scale, each value within
-    # its ulp of x / the returned scale.  The bound tensor holds the input x.
+    # its ulp of x / the returned scale.  The bound tensor holds the input x.  A
+    # block-scaled composite output (TOSA 1.1 CAST to bs32_*) is judged so alone: its
+    # scales are its own.
     SCALED_VALUES = "SCALED_VALUES"
     # The block scales a SCALED_VALUES output names: judged by that output's check,
     # never on their own (the rule checks them once, against the values' blocks).
@@ -168,7 +170,8 @@ class IntRangeParams:
 class ScaledValuesParams:
     """The partner output holding the scale of each block of ``block_size`` consecutive
     values of the innermost dimension (its shape: the values' with that dimension
-    divided by ``block_size``)."""
+    divided by ``block_size``).  For a block-scaled composite output, which holds its
+    scales itself, the output's own name."""
 
     scale_tensor_name: str
     block_size: int
@@ -244,10 +247,12 @@ class ComplianceDescriptor:
             f"{self.mode.value} takes {_type_name(want)} parameters, got {_type_name(got)}",
         )
         if self.mode is Mode.SCALED_VALUES:
-            # mxint8 is a fixed-point value type of the block-scaled casts
+            # mxint8 is a fixed-point value type of the block-scaled casts; a composite
+            # (kind "block") holds values and scales together
             _require(
-                self.dtype.is_float or self.dtype.kind == "fixed",
-                f"SCALED_VALUES needs a float or fixed-point output, not {self.dtype}",
+                self.dtype.is_float or self.dtype.kind in ("fixed", "block"),
+                f"SCALED_VALUES needs a float, fixed-point or block-scaled output, "
+                f"not {self.dtype}",
             )
         elif self.mode in (Mode.EXACT, Mode.INT_RANGE):
             _require(
@@ -270,7 +275,8 @@ class ComplianceDescriptor:
     def partner(self) -> str | None:
         """The other output this one is judged together with, if any."""
         if isinstance(self.params, ScaledValuesParams):
-            return self.params.scale_tensor_name
+            # a composite's scales are its own, no other output's
+            return None if self.dtype.kind == "block" else self.params.scale_tensor_name
         if isinstance(self.params, BlockScalesParams):
             return self.params.value_tensor_name
         return None

@@ -139,14 +139,15 @@ def _as_storage(actual: Any, dt: Any) -> np.ndarray:
 
 def _judge_block_scaled(vector: LoadedVector, name: str, value: TensorValue) -> OutputVerdict:
     """The verdict on a block-scaled output (reference.compliance.composite); such an
-    output has no partner and no second reading."""
+    output has no partner and no second reading (a bound only when it is judged as a
+    cast's values and scales, SCALED_VALUES)."""
     from reference import compliance
 
     check = vector.checks.get(name)
     if check is None or check.descriptor is None:
         return OutputVerdict(name, True, "not checked")
     try:
-        v = compliance.check(vector.expected[name], check.descriptor, value)
+        v = compliance.check(vector.expected[name], check.descriptor, value, check.bound)
     except ValueError as exc:
         return OutputVerdict(name, False, f"unusable output: {exc}")
     return OutputVerdict(name, v.passed, v.message, float(v.max_margin), int(v.failing_count))

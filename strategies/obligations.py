@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from conformance import dtypes
+from conformance.block_tensor import BlockScaled
 from conformance.dtypes import DType, IntRange
 from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
 from strategies.domain import DOMAIN_FACT, domain_argument, domain_facts
@@ -312,6 +313,14 @@ def pair_obligations(
                 f"{swept} in every binade up to where the result stops changing",
             )
         )
+    for r in _condition_ranks(op_spec, level):
+        obs.append(
+            Obligation(
+                CONDITION_RANK_FACT.format(rank=r),
+                f"rank:{r}",
+                f"a one-element condition of rank {r}",
+            )
+        )
     if single:
         composite = _binds_block_scaled(mode)
         for r in _rank_values(op_spec, level):
@@ -322,6 +331,8 @@ def pair_obligations(
         if _value_args(op_spec) and op_spec.outputs and op_spec.outputs[0].type == "tensor_t":
             obs.append(Obligation("shape:output>=1024", "large", "1,024 output elements"))
             obs.append(Obligation("shape:input>=65536", "large", "65,536 input elements"))
+        if _pads_windows(op_spec):
+            obs.append(Obligation(PAD_EVERY_SIDE, PAD_EVERY_SIDE, "windows padded on every side"))
         if _walks_an_axis(op_spec, mode):
             obs.append(Obligation(LONG_AXIS_FACT, "long-axis", "an axis past 65,536 elements"))
         out_name = op_spec.outputs[0].shape.name if op_spec.outputs else None
@@ -372,6 +383,84 @@ def _walks_an_axis(op_spec: OperatorSpec, mode: TypeSupport) -> bool:
 GRAPH_OPERATORS = frozenset(
     {"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ", "CUSTOM"}
 )
+
+# A pooling window over padding on all four sides (pad_top, pad_bottom, pad_left,
+# pad_right > 0): a backend that pads one side, or divides AVG_POOL2D's sum by the whole
+# kernel at a border, shows only there.  The target's name is the fact's
+# (strategies/recipes/pool_geometry.py, EVERY_SIDE).
+PAD_EVERY_SIDE = "attr:pad=every-side"
+
+
+def _pads_windows(op_spec: OperatorSpec) -> bool:
+    """A pooling operator with a pad (an attribute, or 1.1's _ADAPTIVE shape_t input)."""
+    return op_spec.name in POOLING_OPERATORS and any(a.name == "pad" for a in op_spec.arguments)
+
+
+def _padded_every_side(op_spec: OperatorSpec, op: Any, block: Any, vector: Any) -> bool:
+    """Whether the operator's four pads are all above 0: the attribute, else the pad
+    input's constant data or the vector's value of it."""
+    from conformance.builder import map_operands
+
+    pad = op.attributes.get("pad")
+    if pad is None:
+        try:
+            names = map_operands(op_spec, op).inputs.get("pad") or []
+        except Exception:
+            return False
+        if not names:
+            return False
+        t = block.tensors[names[0]]
+        pad = t.data if t.data is not None else getattr(vector, "inputs", {}).get(names[0])
+    if pad is None:
+        return False
+    p = np.asarray(pad).reshape(-1)
+    return p.size == 4 and bool((p > 0).all())
+
+
+# A control-flow condition holds one element (COND_IF: ERROR_IF(tensor_size(shape) !=
+# 1); WHILE_LOOP: ERROR_IF(tensor_size(tosa_output_shape(cond_graph)) != 1)) of any
+# rank the level allows: a backend that reads it as a scalar, or only at rank 1, is
+# caught only by a condition of every rank.
+CONDITION_RANK_FACT = "condition:rank={rank}"
+
+
+def _condition_ranks(op_spec: OperatorSpec, level: Level) -> list[int]:
+    """The ranks a one-element condition may have: COND_IF's condition argument's range;
+    WHILE_LOOP's cond_graph output is no argument of its own, so 0 to MAX_RANK."""
+    if op_spec.name == "COND_IF":
+        r = op_spec.argument("condition").rank_range(level)
+        return [] if r is None else list(range(r[0], r[1] + 1))
+    if op_spec.name == "WHILE_LOOP":
+        return list(range(int(level["MAX_RANK"]) + 1))
+    return []
+
+
+def _condition_facts(vector: Any) -> set[str]:
+    """The condition ranks of every COND_IF / WHILE_LOOP of the vector's operator, in
+    any block (a COND_IF may sit in a loop's body, as the branch-switching cases put
+    it)."""
+    out: set[str] = set()
+    if vector.operator not in ("COND_IF", "WHILE_LOOP"):
+        return out
+    for b in vector.graph.blocks():
+        for op in b.operators:
+            if op.op == vector.operator:
+                r = condition_rank(vector.graph, op, b)
+                if r is not None:
+                    out.add(CONDITION_RANK_FACT.format(rank=r))
+    return out
+
+
+def condition_rank(graph: Any, op: Any, block: Any) -> int | None:
+    """The rank of a COND_IF's condition (its first input) or of a WHILE_LOOP's
+    cond_graph output; None for any other operator."""
+    if op.op == "COND_IF" and op.inputs:
+        return int(block.tensors[op.inputs[0]].rank)
+    if op.op == "WHILE_LOOP":
+        cond = graph.block(str(op.attributes["cond_graph"]))
+        if cond.outputs:
+            return int(cond.tensors[cond.outputs[0]].rank)
+    return None
 
 
 # tosa.xml's groups whose operators broadcast inputs named by another shape (shape1,
@@ -553,6 +642,7 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
 
     facts: set[str] = set()
     block = vector.graph.main
+    facts |= _condition_facts(vector)
     ops = [op for op in block.operators if op.op == vector.operator]
     if not ops:
         return facts
@@ -570,6 +660,8 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
             else:
                 continue
         v = attrs[arg.name]
+        if arg.name == "pad" and _pads_windows(op_spec):
+            continue  # below, with the _ADAPTIVE operators' pad input
         if isinstance(v, bool | np.bool_):
             facts.add(f"attr:{arg.name}={'true' if v else 'false'}")
         elif isinstance(v, str):
@@ -586,6 +678,8 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
                     facts.add(f"attr:{arg.name}=min")
                 if zi == dt.int_range.max:
                     facts.add(f"attr:{arg.name}=max")
+    if _pads_windows(op_spec) and _padded_every_side(op_spec, op, block, vector):
+        facts.add(PAD_EVERY_SIDE)
     if len(block.operators) != 1 or not hasattr(vector, "inputs"):
         return facts  # a graph: its inputs are not the operator's arguments
     try:
@@ -605,7 +699,8 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
                 total_in += t.size
             if data is None:
                 continue
-            data = np.asarray(data)
+            if not isinstance(data, BlockScaled):  # a composite stays a (values, scales) pair
+                data = np.asarray(data)
             values.setdefault(arg.name, data)
             if arg.name in shaped and bounds is not None:
                 facts |= _shape_facts(op_spec, arg, data, bounds)

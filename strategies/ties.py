@@ -64,9 +64,12 @@ from typing import Any
 import numpy as np
 
 from conformance import dtypes
+from conformance.block_tensor import BlockScaled, is_block_scaled, value_type
 from conformance.dtypes import DType
 from conformance.spec import OperatorSpec, Spec, TypeSupport, load_spec
 from reference.compliance.rules import ULP_OPERATORS
+from reference.ops.tensor_conv import read_block_scaled
+from reference.ops.type_conversion import BLOCK_ACC_T
 from strategies.case import Case
 
 TIE, NEAR_TIE = "tie", "near-tie"
@@ -118,7 +121,11 @@ def wide_accumulator(op: OperatorSpec, mode: TypeSupport) -> bool:
 
 def cast_rounds(in_t: DType, out_t: DType) -> bool:
     """CAST modes with a rounding: float -> integer, and into a float type with fewer
-    significand bits than the input has (magnitude bits for an integer input)."""
+    significand bits than the input has (magnitude bits for an integer input).  A
+    block-scaled input (TOSA 1.1) counts its value type's bits: a scale is a power of
+    two."""
+    if is_block_scaled(in_t):
+        in_t = value_type(in_t)
     if in_t.kind == "bool" or out_t.kind == "bool":
         return False
     if in_t.is_float and out_t.is_int:
@@ -376,6 +383,9 @@ def _empty() -> Masks:
 
 def _cast(v: _Vector) -> Masks:
     in_t = v.mode.dtype("in_t")
+    given = v.inputs["input"]
+    if isinstance(given, BlockScaled):  # each element as CAST reads it: in fp32
+        return float_classes(read_block_scaled(given, BLOCK_ACC_T), v.out_t)
     if v.out_t.is_int:
         return float_to_int_classes(v.floats("input")[0], in_t, v.out_t)
     return float_classes(v.floats("input")[0], v.out_t, at_least=1.0 if in_t.is_int else 0.0)
@@ -488,7 +498,8 @@ def _resize(v: _Vector) -> Masks:
     y_n, y_d, x_n, x_d = (int(e) for e in v.arg("scale").reshape(-1))
     off_y, off_x = (int(e) for e in v.arg("offset").reshape(-1))
     bor_y, bor_x = (int(e) for e in v.arg("border").reshape(-1))
-    _, ih, iw, _ = v.arg("input").shape
+    # The shape, not the array: a block-scaled input is a (values, scales) pair.
+    _, ih, iw, _ = v.inputs["input"].shape
     # The output size formula (the ERROR_IFs hold it for a valid vector).
     oh = ((ih - 1) * y_n - off_y + bor_y) // y_d + 1
     ow = ((iw - 1) * x_n - off_x + bor_x) // x_d + 1

@@ -23,6 +23,9 @@ class NoRecipe(LookupError):
 # the ones that move elements (tensor_read_value_scale / tensor_write_value_scale).
 BLOCK_SCALED_OPERATORS = frozenset(
     {"CONCAT", "CONST", "DIM", "IDENTITY", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE"}
+    | {"CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T"}
+    | {"RESIZE", "ROW_GATHER"}
+    | {"CAST"}
 )
 
 

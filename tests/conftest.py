@@ -11,11 +11,15 @@ examples so that a run is repeatable; ``dev`` explores more.  Choose with
 """
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Before any test module loads a spec (several do at import).
 os.environ.setdefault("TOSA_CONFORMANCE_REVISION", "2024-04-draft")
+
+from conformance import spec as spec_module  # noqa: E402  (after the variable is set)
 
 settings.register_profile(
     "ci",
@@ -27,3 +31,12 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _process_spec_restored() -> Iterator[None]:
+    """A test that makes another revision the process's spec (``use_spec``) must not
+    leave it to the next test on the same worker: each starts with the session's."""
+    before = spec_module._active
+    yield
+    spec_module._active = before

@@ -17,7 +17,7 @@ from .bounds import (
     ulp_error_bound,
     ulp_size,
 )
-from .composite import check_block_scaled
+from .composite import check_block_scaled, check_scaled_block
 from .descriptor import (
     AbsErrorParams,
     ComplianceDescriptor,
@@ -57,11 +57,17 @@ def check(
     output's part.  A BLOCK_SCALES output is judged there, never on its own.
 
     A block-scaled composite output (``bs32_*``: a BlockScaled expected and actual) is
-    judged by :func:`.composite.check_block_scaled`.
+    judged by :func:`.composite.check_block_scaled`, or, SCALED_VALUES (TOSA 1.1 CAST to
+    a block-scaled type), by :func:`.composite.check_scaled_block` with the input x as
+    its bound.
     """
     if is_block_scaled(descriptor.dtype):  # values and scales: .composite
-        if bound is not None or partner is not None:
-            raise ValueError(f"a {descriptor.dtype} output is judged alone, without a bound")
+        if partner is not None:
+            raise ValueError(f"a {descriptor.dtype} output is judged alone, without a partner")
+        if descriptor.mode is Mode.SCALED_VALUES:
+            return check_scaled_block(expected, descriptor, actual, bound)
+        if bound is not None:
+            raise ValueError(f"a {descriptor.dtype} output is judged exactly, without a bound")
         return check_block_scaled(expected, descriptor, actual)
     if isinstance(expected, BlockScaled) or isinstance(actual, BlockScaled):
         raise ValueError(f"block-scaled values for a {descriptor.dtype} output")

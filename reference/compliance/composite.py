@@ -10,6 +10,11 @@ EXACT_NAN judges a float (equal, zeros of the same sign, a NaN where the referen
 a NaN) or as EXACT an mxint8 code, and every scale equal (fp8ue8m0's one NaN matching
 NaN).  A wrong scale fails every element of its block: each of them then holds
 another number.  The descriptor is EXACT with the composite type (``rules.exact``).
+
+A cast to a block-scaled type (TOSA 1.1 CAST, fp to MX) computes its scales and values:
+its precision rule is CAST_TO_BLOCK_SCALED's, tosa_reference_check_scale, applied to the
+composite's own scales and values (:func:`check_scaled_block`: SCALED_VALUES with the
+composite type, the input x as the bound tensor).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import numpy as np
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
 from conformance.dtypes import DType
 
-from .descriptor import ComplianceDescriptor, Mode
+from .block_scaled import Partner, check_scaled_values
+from .descriptor import ComplianceDescriptor, Mode, ScaledValuesParams
 from .verdict import MAX_REPORTED, Verdict, _fmt, _nd_indices
 
 
@@ -53,6 +59,34 @@ def check_block_scaled(
     scale_ok = _same(_wide(exp.scales, st), _wide(act.scales, st), signed_zero=False)
     ok = value_ok & _per_element(scale_ok, exp.shape, dt.block_size)
     return _verdict(descriptor, ok, exp, act, int(scale_ok.size - np.count_nonzero(scale_ok)))
+
+
+def check_scaled_block(
+    expected: object, descriptor: ComplianceDescriptor, actual: object, bound: np.ndarray | None
+) -> Verdict:
+    """tosa_reference_check_scale on a composite output: each block's returned scale
+    against the reference's, each returned value against ``bound`` (the input x) over
+    the returned scale (:func:`.block_scaled.check_scaled_values`, the composite's
+    scales standing for the scale output).  ValueError for inputs that cannot be
+    checked."""
+    dt = descriptor.dtype
+    if not is_block_scaled(dt) or descriptor.mode is not Mode.SCALED_VALUES:
+        raise ValueError(f"check_scaled_block judges a block-scaled SCALED_VALUES output, not {dt}")
+    assert isinstance(descriptor.params, ScaledValuesParams)  # the descriptor checks it
+    if descriptor.params.block_size != dt.block_size:
+        raise ValueError(f"blocks of {descriptor.params.block_size}, but {dt} has {dt.block_size}")
+    if bound is None:
+        raise ValueError("SCALED_VALUES needs a bound tensor (the input values), none was given")
+    exp = as_block_scaled(expected, dt)
+    act = as_block_scaled(actual, dt)
+    if exp.shape != act.shape:
+        raise ValueError(f"shape mismatch: expected has shape {exp.shape}, actual {act.shape}")
+    st = scale_type(dt)
+    own = Partner(descriptor.params.scale_tensor_name, st, _wide(exp.scales, st), act.scales)
+    values = ComplianceDescriptor(
+        descriptor.mode, value_type(dt), descriptor.rule, descriptor.params
+    )
+    return check_scaled_values(values, act.values, np.asarray(bound, dtype=np.float64), own)
 
 
 def _per_element(per_block: np.ndarray, shape: tuple[int, ...], block_size: int) -> np.ndarray:

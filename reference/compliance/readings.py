@@ -553,4 +553,16 @@ READINGS: tuple[Reading, ...] = (
         "tests/reference/test_ops_int64_1_1.py::test_ars_i64_round_is_valid_in_the_reference_and_"
         "needs_pro_int",
     ),
+    Reading(
+        "v11-cast-fp-to-mx-condition",
+        "1.1 draft CAST.tosac, the block-scaled out_t branch: 'ERROR_IF(is_floating_point<in_t>"
+        "()); // Only allow FP to cast to Mx'",
+        "Read as its comment says: an error for an in_t that is not floating point.  As written "
+        "the condition refuses every fp-to-MX mode tosa.xml lists (all 30 have an fp8, fp16, "
+        "bf16 or fp32 in_t); the clause is recorded in its own words.  No mode binds a "
+        "non-float in_t there, so no must-fail vector reaches it (the type check fires first).",
+        "Not measured (the model's CAST has no block-scaled output).",
+        "tests/reference/test_ops_cast_block_scaled_1_1.py::test_is_floating_point_is_read_as_its_"
+        "comment_says",
+    ),
 )

@@ -1,22 +1,37 @@
 """RESIZE: its rule's error bound scales with the largest input magnitude.  RESCALE:
 TOSA 1.0's INEXACT_ROUND allows a range of integers (the other roundings are exact).
 
-CAST needs no describer: its row of the precision table ("within 0.5 ulp of the
+CAST between plain types: its row of the precision table ("within 0.5 ulp of the
 mathematical result", overflow to infinity, underflow to a zero of the correct sign)
-depends on nothing but the output type, which ``compliance.for_operator`` already
-gives (ULP 0.5 with zero sign).  The reference value it is checked against is the exact
+depends on nothing but the types (``compliance.cast``: ULP 0.5 with zero sign, or
+1.0's toward-zero allowance).  The reference value it is checked against is the exact
 input value in fp64, or NaN where fp8e4m3's non-saturating conversion overflows
 (reference/ops/type_conversion.py).  Integer outputs of RESIZE and CAST are exact,
-which ``for_operator`` also gives.
+which ``for_operator`` gives.  TOSA 1.1's block-scaled CASTs take the rules of the
+type-conversion chapter's "casting from / to block-scaled types":
+
+* from one (in_t bs32_*): ``tosa_reference_check_from_block<value_t, out_t>`` against
+  ``v * s`` in fp64, the ABS_ERROR check CAST_FROM_BLOCK_SCALED's is (its bound tensor
+  the err_bnd, from each element's value and its block's scale);
+* to one (out_t bs32_*): ``tosa_reference_check_scale`` on the composite's scales and
+  values, as CAST_TO_BLOCK_SCALED's two outputs are judged: SCALED_VALUES with the
+  composite type (its scale_tensor_name the output itself) and the input x as bound.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
 from conformance.dtypes import DType
-from reference import compliance
-from reference.compliance.descriptor import ComplianceDescriptor, IntRangeParams, Mode
+from reference import compliance, mx
+from reference.compliance.block_scaled import from_block_error_bound
+from reference.compliance.descriptor import (
+    ComplianceDescriptor,
+    IntRangeParams,
+    Mode,
+    ScaledValuesParams,
+)
 from reference.expectations import DescribeContext, OutputCheck, describes
 from reference.ops import type_conversion as tc
 
@@ -70,3 +85,35 @@ def rescale(ctx: DescribeContext) -> OutputCheck:
     params = IntRangeParams(out_zp, out_uns)
     desc = ComplianceDescriptor(Mode.INT_RANGE, ctx.dtype, INEXACT_ROUND_RULE, params)
     return OutputCheck(desc, scaled)
+
+
+_CAST_RULES = "1.1 type_conversion, CAST Precision Requirements"
+CAST_FROM_BLOCK_RULE = (
+    f"{_CAST_RULES}, casting from block-scaled types: tosa_reference_check_from_block"
+)
+CAST_TO_BLOCK_RULE = f"{_CAST_RULES}, casting to block-scaled types: tosa_reference_check_scale"
+
+
+@describes("CAST", integer_outputs=True)
+def cast(ctx: DescribeContext) -> OutputCheck:
+    in_t = ctx.type_of("in_t") if ctx.mode is not None else ctx.dtype
+    if is_block_scaled(ctx.dtype):
+        name = ctx.operands.outputs[ctx.output_arg][0]
+        params = ScaledValuesParams(name, ctx.dtype.block_size)
+        desc = ComplianceDescriptor(Mode.SCALED_VALUES, ctx.dtype, CAST_TO_BLOCK_RULE, params)
+        # the rule's x: the input values in fp64 (the composite's are rounded)
+        return OutputCheck(desc, ctx.arg("input").astype(np.float64))
+    if is_block_scaled(in_t):
+        given = ctx.evaluator.main_values[ctx.operands.inputs["input"][0]]
+        assert isinstance(given, BlockScaled)
+        # v * s in fp64 (the describer's element values) and each element's scale
+        ref = ctx.arg("input")
+        st = scale_type(in_t)
+        scale = mx.decode(given.element_scales(), st)
+        bound = from_block_error_bound(ref, scale, ctx.dtype)
+        rule = f"{CAST_FROM_BLOCK_RULE} (value_t {value_type(in_t)})"
+        desc = compliance.abs_error(ctx.dtype, rule, magnitude=compliance.Magnitude.BOUND)
+        return OutputCheck(desc, bound)
+    if ctx.dtype.is_float:
+        return OutputCheck(compliance.cast(in_t, ctx.dtype))
+    return OutputCheck(compliance.for_operator("CAST", ctx.dtype))

@@ -1,12 +1,18 @@
 """Dot-product accuracy descriptors for CONV2D, CONV3D, DEPTHWISE_CONV2D,
 TRANSPOSE_CONV2D, FULLY_CONNECTED, MATMUL and MATMUL_T (floating-point outputs; integer
-outputs are exact and never reach a describer)."""
+outputs are exact and never reach a describer).
+
+A TOSA 1.1 block-scaled operand reaches the describer as the fp64 values of its
+elements (reference.expectations.element_values); its declared composite type is what
+input_dtypes gives the rule (whose relaxed row reads its value type)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import DType
+from conformance.rounding import round_to_float64
 from reference import compliance
 from reference.datasets import kernel_size
 from reference.expectations import DescribeContext, OutputCheck, describes
@@ -105,8 +111,13 @@ def either_outputs(ctx: DescribeContext) -> np.ndarray | None:
     op = ctx.operator.op
     if op not in CONV_AXES or not extra_multiplies_allowed(ctx.spec.revision):
         return None
+    weight = ctx.arg("weight").astype(np.float64)
+    if is_block_scaled(ctx.block.tensors[ctx.operands.inputs["weight"][0]].dtype):
+        # A block-scaled weight arrives as exact fp64 elements; the operator reads each
+        # rounded to acc_t, where scale * value may overflow to infinity.
+        weight = round_to_float64(accumulator_dtype(op, ctx.attr("acc_type"), ctx.dtype), weight)
     with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(ctx.arg("weight").astype(np.float64))
+        bad = ~np.isfinite(weight)
     if not bad.any():
         return None
     x_shape = ctx.arg("input").shape

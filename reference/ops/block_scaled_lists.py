@@ -51,8 +51,7 @@ from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.context import OpContext
 from reference.ops.block_scaled import block_size
 from reference.ops.data_layout import tensor_size
-from reference.ops.row_gather import ROW_COUNT_CLAUSE, ROW_RANGE_CLAUSE, row_indices
-from reference.ops.scatter_gather import first_flagged
+from reference.ops.row_gather import ROW_COUNT_CLAUSE, gather_rows
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
@@ -214,20 +213,5 @@ def row_gather_block_scaled(ctx: OpContext) -> Result:
             f"output[{i}] has shape {list(got)}, declared {list(wanted[i])} "
             f"(W {width}, row_count {row_count}, block_size {bs})",
         )
-    k = np.asarray(ctx.arg("indices")).astype(np.int64)
-    # (k + row_count) <= K as k <= K - row_count: exact for every i64_t k.
-    out_of_range = (k < 0) | (k > k_range - row_count)
-    if out_of_range.any():
-        n, w = first_flagged(out_of_range)
-        ctx.require(
-            False,
-            ROW_RANGE_CLAUSE,
-            f"indices[{n},{w}] = {k[n, w]}, row_count {row_count}, K = {k_range}",
-        )
-    rows = row_indices(k, row_count)
-    batch = np.arange(n_batches)[:, None]
-    out = [members[0][batch, rows]]
-    if values_len == 2:
-        # A block's scale sits on its values' row: the scales take the same rows.
-        out.append(members[1][batch, rows])
-    return {"output": out}
+    # A block's scale sits on its values' row: the scales take the same rows.
+    return {"output": gather_rows(ctx, members, k_range, row_count)}

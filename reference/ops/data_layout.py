@@ -16,6 +16,7 @@ takes one input block's scale.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -36,6 +37,7 @@ PAD_RANK_CLAUSE = "rank(shape) != rank(shape1)"
 SLICE_LENGTH_CLAUSE = "rank(shape1) != length(start) || rank(shape1) != length(size)"
 RANK_CLAUSE = "rank(shape1) != rank(shape)"
 CONCAT_SHAPE_CLAUSE = "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)"
+CONCAT_DIMS_CLAUSE = "index != axis && input_shape[index] != shapes1[0][index]"
 SIZE_CLAUSE = "tensor_size(shape1) != tensor_size(shape)"
 # TOSA 1.1, the block-scaled modes: the innermost dimension holds whole blocks.
 _BS = "is_block_scale<in_out_t>()"
@@ -51,6 +53,39 @@ SLICE_BLOCK_START_CLAUSE = f"{_BS} && start[rank(shape1) - 1] {_MULTIPLE}"
 TRANSPOSE_BLOCK_PERMS_CLAUSE = f"{_BS} && perms[rank(shape) - 1] != rank(shape1) - 1"
 
 Result = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ConcatClauses:
+    """CONCAT's list rules as a revision's pseudocode words them."""
+
+    empty: str
+    rank: str
+    dims: str
+    axis_sum: str
+
+
+# The draft words CONCAT's list rules per input_shape and index (an empty list is the
+# argument's description, INPUTS_CLAUSE); TOSA 1.0 rewrote them as a loop over
+# shape_index and axis_index with an axis_sum, and an ERROR_IF(input1 == []).  The rules
+# are the same (the 1.1 draft keeps 1.0's words): a vector names the clause as its
+# revision writes it.  Keyed by revision because the wording is pseudocode, not tosa.xml.
+CONCAT_CLAUSES = {
+    "2024-04-draft": ConcatClauses(
+        INPUTS_CLAUSE, CONCAT_RANK_CLAUSE, CONCAT_DIMS_CLAUSE, CONCAT_SHAPE_CLAUSE
+    ),
+}
+CONCAT_CLAUSES_1_0 = ConcatClauses(
+    "input1 == []",
+    "rank(shapes1[shape_index]) != rank(shapes1[0])",
+    "shapes1[shape_index][axis_index] != shapes1[0][axis_index]",
+    "axis_sum != shape[axis]",
+)
+
+
+def concat_clauses(revision: str) -> ConcatClauses:
+    """The wording of ``revision`` (1.0's for 1.0, the 1.1 draft and a custom tosa.xml)."""
+    return CONCAT_CLAUSES.get(revision, CONCAT_CLAUSES_1_0)
 # maximum<size_t>: shape values are held as int64 (conformance.dtypes.SHAPE).
 SIZE_MAX = cast(int, dtypes.SHAPE.max)
 
@@ -144,7 +179,8 @@ def _same_type(x: np.ndarray) -> np.ndarray:
 def concat(ctx: OpContext) -> Result:
     xs = ctx.value_list("input1")
     tensors = ctx.input_tensors("input1")
-    ctx.error_if(not xs, INPUTS_CLAUSE, "input1 is an empty list")
+    words = concat_clauses(ctx.revision)
+    ctx.error_if(not xs, words.empty, "input1 is an empty list")
     # List arguments are not bound to in_out_t by the engine; the description asks
     # for every input to have the output's data type.
     out_dt = ctx.dtype("in_out_t")
@@ -165,15 +201,17 @@ def concat(ctx: OpContext) -> Result:
     out_rank = max(1, rank0)
     same_shape_or_unpredictable(ctx, (len(shape),), (out_rank,), "rank(shape) == max(1, rank)")
     along = [s[axis] if axis < len(s) else 1 for s in shapes1]
+    # The draft checks the sum before the list, 1.0 after it (its axis_sum is summed in
+    # the loop); a vector breaks one rule only, so the order shows in no verdict.
     ctx.error_if(
         shape[axis] != sum(along),
-        CONCAT_SHAPE_CLAUSE,
+        words.axis_sum,
         f"shape[{axis}] = {shape[axis]}, inputs give {along}",
     )
     for k, s in enumerate(shapes1):  # over the list of tensors, not their elements
         ctx.error_if(
             len(s) != rank0,
-            CONCAT_RANK_CLAUSE,
+            words.rank,
             f"input {k} has shape {list(s)}, input 0 {list(shapes1[0])}",
         )
         check_whole_blocks(ctx, s, CONCAT_BLOCK_INPUT_CLAUSE, f"input {k}")
@@ -182,7 +220,7 @@ def concat(ctx: OpContext) -> Result:
         )
         first_failure(
             ctx,
-            [("index != axis && input_shape[index] != shapes1[0][index]", differs)],
+            [(words.dims, differs)],
             f"input {k} shape {list(s)} vs {list(shapes1[0])} at dimension",
         )
     want = tuple(sum(along) if i == axis else d for i, d in enumerate(shapes1[0] or (1,)))

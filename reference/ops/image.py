@@ -10,17 +10,24 @@ Integer modes are exact: the weights are the remainders themselves, in units of
 scale_y_n * scale_x_n), and every product fits int64 (|v| <= 2**15, weights <= 2**22).
 Floating-point modes are computed in fp64, as the RESIZE row of the precision table
 compares against the fp64 reference implementation.
+
+The block-scaled modes (TOSA 1.1, ``in_t = out_t`` a ``bs32_*`` composite) are
+NEAREST_NEIGHBOR only: each output element takes its source element's value and its
+block's scale (tensor_read_value_scale / tensor_write_value_scale), bit for bit.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.context import OpContext
 from reference.registry import implements, seam
 
-Result = dict[str, np.ndarray | list[np.ndarray]]
+Result = dict[str, Any]  # a composite output is a BlockScaled pair (as data_layout)
 
 # The largest image dimension: positions (< 16384 * 2**15) stay inside int32.
 MAX_IMAGE_SIZE = 16384
@@ -36,6 +43,12 @@ BORDER_X_CLAUSE = "border_x < -16 * scale_x_n || border_x >= scale_x_n"
 IDIV_CHECK_CLAUSE = "idiv_check: input1 % input2 != 0"
 OH_CLAUSE = "OH != idiv_check((IH - 1) * scale_y_n - offset_y + border_y, scale_y_d) + 1"
 OW_CLAUSE = "OW != idiv_check((IW - 1) * scale_x_n - offset_x + border_x, scale_x_d) + 1"
+# TOSA 1.1, the block-scaled modes.  C is the input's and the output's (the argument
+# check makes them agree) and the modes have in_t = out_t, so the out_t rule can only
+# hold where the in_t rule, checked first, already has: no vector reaches it.
+BLOCK_IN_CLAUSE = "is_block_scale<in_t>() && C % get_innermost_block_size<in_t>() != 0"
+BLOCK_OUT_CLAUSE = "is_block_scale<out_t>() && C % get_innermost_block_size<out_t>() != 0"
+BLOCK_MODE_CLAUSE = "is_block_scale<in_t>() && mode != NEAREST_NEIGHBOR"
 
 # resize_mode_t values as tosa.xml names them (the pseudocode's NEAREST is
 # NEAREST_NEIGHBOR).
@@ -51,6 +64,10 @@ def _check_integer_mode(ctx: OpContext, mode: str) -> None:
     a row by its types alone, so BILINEAR with i8 -> i8 would bind the nearest row and
     write a sum scaled by up to 2**22 into i8: a type combination the table does not
     list for that mode."""
+    if is_block_scaled(ctx.dtype("in_t")):
+        # Their rows say "nearest neighbor" too, but the pseudocode states their mode
+        # rule itself (BLOCK_MODE_CLAUSE, after the shape rules).
+        return
     row = ctx.mode.mode if ctx.mode is not None else ""
     want = "bilinear" if mode == "BILINEAR" else "nearest"
     kinds = [k for k in ("bilinear", "nearest") if k in row.lower()]
@@ -108,6 +125,23 @@ def _check(ctx: OpContext, ih: int, iw: int, oh: int, ow: int, v: dict[str, list
     ctx.error_if(ow != want_w, OW_CLAUSE, f"OW={ow}, formula gives {want_w}")
 
 
+def _check_block_scaled(ctx: OpContext, channels: int, mode: str) -> None:
+    """The block-scaled rules, after the shape rules as the pseudocode has them."""
+    for var, clause in (("in_t", BLOCK_IN_CLAUSE), ("out_t", BLOCK_OUT_CLAUSE)):
+        dt = ctx.dtype(var)
+        if is_block_scaled(dt):
+            ctx.error_if(
+                channels % dt.block_size != 0,
+                clause,
+                f"C {channels}, {var} {dt} block size {dt.block_size}",
+            )
+    ctx.error_if(
+        is_block_scaled(ctx.dtype("in_t")) and mode != "NEAREST_NEIGHBOR",
+        BLOCK_MODE_CLAUSE,
+        f"mode {mode} with {ctx.dtype('in_t')}",
+    )
+
+
 @seam
 def resize_axis(out_size: int, in_size: int, n: int, d: int, offset: int) -> tuple[np.ndarray, ...]:
     """Per output row (or column): the two source indices and the remainder.
@@ -130,16 +164,33 @@ def _gather(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return x[:, rows][:, :, cols]
 
 
+def _nearest(x: TensorValue, rows: np.ndarray, cols: np.ndarray) -> TensorValue:
+    """The nearest-neighbour gather; for a composite, of its values and its scales.
+
+    tensor_write_value_scale writes the scale of output element (n, oy, ox, c) into its
+    block's slot (n, oy, ox, c / block_size), once per element, so a block ends with
+    the scale its last element wrote.  The source (n, iy, ix) depends on (oy, ox)
+    alone and c is kept, so the block's elements all come from the same block
+    (n, iy, ix, c / block_size) of the input (C is whole blocks: the ERROR_IF) and
+    write the same scale: the output's scales are the input's scales gathered at the
+    same rows and columns.
+    """
+    if isinstance(x, BlockScaled):
+        return BlockScaled(x.dtype, _gather(x.values, rows, cols), _gather(x.scales, rows, cols))
+    return _gather(x, rows, cols)
+
+
 @implements("RESIZE")
 def resize(ctx: OpContext) -> Result:
-    x = np.asarray(ctx.arg("input"))
-    _, ih, iw, _ = x.shape
+    value = ctx.value("input")
+    _, ih, iw, channels = ctx.input_tensor("input").shape
     _, oh, ow, _ = ctx.out_shape()
     mode = ctx.attr("mode")
     ctx.error_if(mode not in MODES, ATTRIBUTES_CLAUSE, f"mode={mode!r}, not one of {MODES}")
     _check_integer_mode(ctx, str(mode))
     values = _shape_values(ctx)
     _check(ctx, ih, iw, oh, ow, values)
+    _check_block_scaled(ctx, channels, str(mode))
     y_n, y_d, x_n, x_d = values["scale"]
     iy0, iy1, ry = resize_axis(oh, ih, y_n, y_d, values["offset"][0])
     ix0, ix1, rx = resize_axis(ow, iw, x_n, x_d, values["offset"][1])
@@ -151,7 +202,10 @@ def resize(ctx: OpContext) -> Result:
         # least 1 / (2 * scale_y_n) >= 2**-12 below it, far more than an fp64 ulp.
         rows = np.where(2 * ry >= y_n, iy1, iy0)
         cols = np.where(2 * rx >= x_n, ix1, ix0)
-        return {"output": _gather(x, rows, cols)}
+        return {"output": _nearest(value, rows, cols)}
+
+    assert isinstance(value, np.ndarray)  # a composite is NEAREST_NEIGHBOR only (ERROR_IF)
+    x = value
 
     if is_float:
         v = x.astype(np.float64)

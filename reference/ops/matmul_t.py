@@ -7,9 +7,9 @@ running-sum REQUIREs checked in the pseudocode's loop order (c ascending), float
 are the fp64 dot products of the operands as stored, each read in its own type
 (tensor_read<A_t, out_t>, tensor_read<B_t, out_t>).
 
-The pseudocode's last two ERROR_IFs (C a multiple of the block size of a block-scaled
-A_t or B_t) cannot be met by any graph the IR holds: it has no block-scaled tensors,
-and the recipes refuse the modes that bind one (strategies/recipes/matmul_t.py).
+A block-scaled A_t or B_t (bs32_fp8ue8m0_*_t) is read as tensor_read<A_t, out_t>
+reads it: value times its block's scale, rounded to out_t (read_block_scaled); the
+pseudocode's last two ERROR_IFs ask C to be a whole number of such an operand's blocks.
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from reference.context import OpContext
-from reference.ops.tensor_conv import Result, check_matmul_zero_points, dot, finish, operand
+from reference.ops.tensor_conv import (
+    Result,
+    check_block_sizes,
+    check_matmul_zero_points,
+    dot,
+    finish,
+    operand,
+)
 from reference.registry import implements
 
 BATCH_CLAUSE = "D != N && D != 1"
@@ -29,6 +36,7 @@ def matmul_t(ctx: OpContext) -> Result:
     d, w_, _ = ctx.input_tensor("B").shape
     ctx.error_if(d != n and d != 1, BATCH_CLAUSE, f"D={d}, N={n}")
     check_matmul_zero_points(ctx)
+    check_block_sizes(ctx, ("A", "B"), "C", c)
     a = operand(ctx, "A", "A_zp")
     b = operand(ctx, "B", "B_zp")
 

@@ -16,6 +16,15 @@ is read in its own type, tensor_read<in_t, acc_t>).  Integer results are exact
 (int64); apply_add_s REQUIREs every running sum of the accumulator to fit its type, so
 outputs whose sum of |products| could leave the type have their running sums formed in
 the pseudocode's loop order and checked.
+
+TOSA 1.1's block-scaled operands (in_t / weight_t, A_t / B_t a bs32_fp8ue8m0_*_t
+composite) are read as tensor_read<in_t, acc_t> reads them: the value and its block's
+scale, each widened to the accumulator, multiplied in it (apply_mul_s<acc_t>), so the
+element is rounded to acc_t (fp32 or bf16): 448 * 2**127 is +inf in fp32, a value
+times 2**-127 a subnormal there, and a NaN scale makes its block NaN.  Each
+block-scaled operand's innermost dimension (IC, MATMUL_T's C) must be a whole number of
+blocks (BLOCK_CLAUSE).  The abs-input pass hands such an operand over as the fp64
+magnitudes of its elements, which are taken as read.
 """
 
 from __future__ import annotations
@@ -27,9 +36,12 @@ from typing import Any
 
 import numpy as np
 
+from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
 from conformance.dtypes import BF16, FP16, FP32, I8, I32, I48, DType
+from conformance.rounding import round_to_float64
 from conformance.spec import OperatorSpec, TypeSupport
 from reference import arithmetic as ar
+from reference import mx
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
 from reference.registry import implements, seam
@@ -48,6 +60,14 @@ IDIV_CHECK_CLAUSE = "input1 % input2 != 0 (idiv_check)"
 OUT_PAD_X_CLAUSE = "out_pad_left <= -KW || out_pad_right <= -KW"
 OUT_PAD_Y_CLAUSE = "out_pad_top <= -KH || out_pad_bottom <= -KH"
 STRIDE_CLAUSE = "stride_y < 1 || stride_x < 1"
+# TOSA 1.1: a block-scaled operand's contraction axis holds whole blocks.  The clause
+# is written per type variable (in_t, weight_t; A_t, B_t) and axis (IC; C).
+BLOCK_CLAUSE = "is_block_scale<{var}>() && {axis} % get_innermost_block_size<{var}>() != 0"
+
+
+def block_clause(var: str, axis: str) -> str:
+    """The block-size ERROR_IF of type variable ``var`` on contraction axis ``axis``."""
+    return BLOCK_CLAUSE.format(var=var, axis=axis)
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -233,8 +253,37 @@ def _check_bias(ctx: OpContext, channels: int, clause: str) -> None:
 # -- arithmetic --------------------------------------------------------------------------
 
 
-def operand(ctx: OpContext, name: str, zp_name: str) -> np.ndarray:
-    """An input widened to the accumulator (value - zero point for integers)."""
+def check_block_sizes(ctx: OpContext, names: Sequence[str], axis: str, size: int) -> None:
+    """The block-size ERROR_IFs of the operands ``names``, in order: a block-scaled
+    one's contraction axis (``axis`` of ``size`` elements) a multiple of its block."""
+    for name in names:
+        var = ctx.op_spec.argument(name).element_type
+        dt = ctx.dtype(var)
+        if not is_block_scaled(dt):
+            continue
+        ctx.error_if(
+            size % dt.block_size != 0,
+            block_clause(var, axis),
+            f"{var}={dt}, {axis}={size}, block size {dt.block_size}",
+        )
+
+
+def read_block_scaled(v: BlockScaled, acc: DType) -> np.ndarray:
+    """tensor_read<in_t, acc_t> of every element of a composite, in fp64: value times
+    its block's scale, the product rounded to ``acc`` (the value and the scale are
+    exact in fp32 and bf16, so the multiply is the only rounding)."""
+    values = mx.decode(v.values, value_type(v.dtype))
+    scales = mx.decode(v.element_scales(), scale_type(v.dtype))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return round_to_float64(acc, values * scales)
+
+
+def operand(ctx: OpContext, name: str, zp_name: str, acc: DType | None = None) -> np.ndarray:
+    """An input widened to the accumulator (value - zero point for integers); a
+    block-scaled one read in ``acc`` (default out_t), see the module text."""
+    v = ctx.value(name)
+    if isinstance(v, BlockScaled):
+        return read_block_scaled(v, acc or ctx.dtype("out_t"))
     x = ctx.arg(name)
     if ctx.dtype("out_t").is_float:
         return ar.as_float(x)  # float zero points are 0 (ERROR_IF above)
@@ -460,8 +509,9 @@ def _conv_terms(
 
 
 def _conv_forward(ctx: OpContext, axes: Sequence[ConvAxis], ks: int, acc_var: str) -> np.ndarray:
-    x = operand(ctx, "input", "input_zp")
-    w = operand(ctx, "weight", "weight_zp")
+    acc = _acc_of(ctx, "acc_t")  # every tensor_read of a convolution reads into acc_t
+    x = operand(ctx, "input", "input_zp", acc)
+    w = operand(ctx, "weight", "weight_zp", acc)
     out_shape = ctx.out_shape()
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:
@@ -546,6 +596,7 @@ def conv2d(ctx: OpContext) -> Result:
     _, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
     _check_bias(ctx, oc, "BC != OC && BC != 1")
+    check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     return {"output": _conv_forward(ctx, axes, kh * kw * ic, "acc_t")}
 
 
@@ -558,6 +609,7 @@ def conv3d(ctx: OpContext) -> Result:
     _, od, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (id_, ih, iw), (kd, kh, kw), (od, oh, ow), _PADS_3D)
     _check_bias(ctx, oc, "BC != OC && BC != 1")
+    check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     # CONV3D's pseudocode accumulates in out_t (the same type as acc_t in every mode).
     return {"output": _conv_forward(ctx, axes, kd * kh * kw * ic, "out_t")}
 
@@ -638,9 +690,11 @@ def transpose_conv2d(ctx: OpContext) -> Result:
         f"OW is {ow}, the attributes give {want_w}",
     )
     _check_bias(ctx, oc, "BC != OC && BC != 1")
+    check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     axes = [ConvAxis(ih, oh, kh, sy, 1, top), ConvAxis(iw, ow, kw, sx, 1, left)]
-    x = operand(ctx, "input", "input_zp")
-    w = operand(ctx, "weight", "weight_zp")
+    acc = _acc_of(ctx, "acc_t")
+    x = operand(ctx, "input", "input_zp", acc)
+    w = operand(ctx, "weight", "weight_zp", acc)
     out_shape = (n, oh, ow, oc)
 
     def compute(xv: np.ndarray, wv: np.ndarray) -> np.ndarray:

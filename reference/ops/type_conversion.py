@@ -8,6 +8,15 @@ non-saturating conversion turns values that round past its largest finite value 
 NaN, and the reference says so.  CAST to an integer type is exact (round to nearest,
 ties to even, then saturate).
 
+TOSA 1.1's block-scaled modes (``in_t`` or ``out_t`` a ``bs32_fp8ue8m0_*_t`` composite):
+a cast to one blocks the innermost axis as CAST_TO_BLOCK_SCALED does (calc_block_scale
+of each block's largest magnitude, in fp64 as the precision text computes it, and each
+value over its block's scale rounded to the value type), returning the one composite
+tensor with its values and scales held in their types; a cast from one reads each
+element as tensor_read<in_t, acc_t> does (value times scale in fp32, access_elem_type's
+acc_t) and converts that fp32 value as any float input.  The ERROR_IFs on the
+composite's shape come first, for in_t then out_t, as CAST.tosac orders them.
+
 RESCALE is bit-exact integer arithmetic: apply_scale_32 / apply_scale_16 (introduction,
 "Precision scaling") on int64 whole tensors, with their REQUIREs checked per element in
 pseudocode order.  TOSA 1.0 selects the rounding by ``rounding_mode`` (the draft by
@@ -20,19 +29,28 @@ the RESCALE describer has the compliance check accept the whole range.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from conformance import dtypes
+from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
 from conformance.dtypes import I32_MAX, I32_MIN, DType
 from conformance.rounding import round_to
 from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
+from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.compliance.checker import int_range
 from reference.compliance.descriptor import IntRangeParams
 from reference.context import OpContext
+from reference.ops.block_scaled import block_scales
+from reference.ops.tensor_conv import read_block_scaled
 from reference.registry import implements, seam
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
+# CAST's output may be a block-scaled composite, which the registry's type does not name.
+CastResult = dict[str, Any]
 
 # Introduction, "Main Inference precision requirements": a NaN input converted to an
 # integer (or bool) gives an unpredictable result.  There is no REQUIRE in CAST.tosac;
@@ -79,14 +97,80 @@ def zero_extended(v: np.ndarray, dt: DType) -> np.ndarray:
     return ar.as_int(v) & ((1 << dt.bits) - 1)
 
 
+# TOSA 1.1, the block-scaled modes: a composite of rank >= 1 whose innermost dimension
+# is whole blocks, stated once for in_t and once for out_t.
+def _block_rank_clause(var: str) -> str:
+    return f"is_block_scale<{var}>() && rank(shape) == 0"
+
+
+def _block_shape_clause(var: str) -> str:
+    return (
+        f"is_block_scale<{var}>() && shape[rank(shape)-1] % get_innermost_block_size<{var}>() != 0"
+    )
+
+
+BLOCK_RANK_IN_CLAUSE = _block_rank_clause("in_t")
+BLOCK_SHAPE_IN_CLAUSE = _block_shape_clause("in_t")
+BLOCK_RANK_OUT_CLAUSE = _block_rank_clause("out_t")
+BLOCK_SHAPE_OUT_CLAUSE = _block_shape_clause("out_t")
+# The block-scaled out_t branch's ERROR_IF, as CAST.tosac writes its condition.  Its
+# comment says only a floating-point input may be cast to a block-scaled type, and
+# every mode tosa.xml lists for the branch has one (fp8e4m3, fp8e5m2, fp16, bf16,
+# fp32): as written the condition would refuse all 30 of them, so it is read as the
+# comment says, an error for an input that is not floating point.  No mode binds such
+# an input (a graph with one fails the type check first), so no vector reaches it.
+FP_TO_BLOCK_CLAUSE = "is_floating_point<in_t>()"
+# access_elem_type<in_t>() of a block-scaled type: the scaled value is read as fp32.
+BLOCK_ACC_T = dtypes.FP32
+
+
+def check_block_shapes(ctx: OpContext, shape: tuple[int, ...], in_t: DType, out_t: DType) -> None:
+    """CAST's four ERROR_IFs on a block-scaled in_t's or out_t's shape, in order."""
+    for var, dt in (("in_t", in_t), ("out_t", out_t)):
+        if not is_block_scaled(dt):
+            continue
+        ctx.error_if(len(shape) == 0, _block_rank_clause(var), f"{var}={dt}, rank 0")
+        ctx.error_if(
+            shape[-1] % dt.block_size != 0,
+            _block_shape_clause(var),
+            f"{var}={dt}, shape {list(shape)}, block size {dt.block_size}",
+        )
+
+
+def to_block_scaled(x: np.ndarray, out_t: DType) -> BlockScaled:
+    """The block-scaled branch: per block of the innermost axis, calc_block_scale of its
+    largest magnitude and round_to_nearest_float<in_t, value_t>(value / scale), both
+    held in their types (a NaN scale is fp8ue8m0's NaN; its block's values are what
+    rounding a NaN gives the value type)."""
+    vt, st = value_type(out_t), scale_type(out_t)
+    bs = out_t.block_size
+    with np.errstate(invalid="ignore"):
+        wide = x.astype(np.float64)  # every in_t value is exact in fp64
+    scale = block_scales(wide, vt, bs)  # [..., C / bs], fp64
+    with np.errstate(invalid="ignore"):
+        # exact: the scale is a power of two and the quotient stays within fp64's range
+        scaled = (mx.block_view(wide, bs) / scale[..., None]).reshape(wide.shape)
+    return BlockScaled(out_t, mx.encode(scaled, vt), mx.encode(scale, st))
+
+
 @implements("CAST")
-def cast(ctx: OpContext) -> Result:
+def cast(ctx: OpContext) -> CastResult:
     in_t, out_t = ctx.dtype("in_t"), ctx.dtype("out_t")
+    check_block_shapes(ctx, ctx.input_tensor("input").shape, in_t, out_t)
     unsigned = False
     if declares_input_unsigned(ctx.op_spec):
         unsigned = bool(ctx.attr("input_unsigned", False))
         ctx.error_if(unsigned and not is_integer(in_t), INPUT_UNSIGNED_CLAUSE, f"in_t={in_t}")
-    x = np.asarray(ctx.arg("input"))
+    if is_block_scaled(out_t):
+        ctx.error_if(not in_t.is_float, FP_TO_BLOCK_CLAUSE, f"in_t={in_t} (read: not a float)")
+        return {"output": to_block_scaled(np.asarray(ctx.arg("input")), out_t)}
+    given = ctx.value("input")
+    if isinstance(given, BlockScaled):
+        # tensor_read<in_t, acc_t>: the rest of the cast converts acc_t, as from fp32
+        x = read_block_scaled(given, BLOCK_ACC_T).astype(BLOCK_ACC_T.storage)
+        in_t = BLOCK_ACC_T
+    else:
+        x = np.asarray(given)
     if out_t.kind == "bool":
         # (in != 0) ? true : false, before any unsigned reading; a float input (1.1's
         # fp32 to bool) compares as a float: 0.5 is true, -0.0 false, NaN true.

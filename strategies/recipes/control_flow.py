@@ -576,6 +576,9 @@ def while_loop_case(
         return None
     rank = max_rank(rc)
     counters = [unit_shape(draw, int(switch), rank, f"counter {k}") for k in range(depth)]
+    aimed = rc.target_rank  # the outer loop's condition (its counter's shape) at a rank
+    if aimed is not None and int(switch) <= aimed <= rank:
+        counters[0] = (1,) * aimed
     in_list = [draw(st.booleans(), label=f"limit in the list {k}") for k in range(depth)]
     if lists is not None:  # every loop carries the same data: the same list length
         in_list = [in_list[0]] * depth

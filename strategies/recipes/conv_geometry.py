@@ -173,9 +173,18 @@ def _ic_cap(budget: int, window: int, least: int) -> int:
     return max(1, min(budget // window, math.isqrt(budget * budget // (2 * window * least))))
 
 
-def conv_geometry(draw: st.DrawFn, rc: RecipeContext, rank: int, aim: DotAim) -> ConvGeometry:
+def whole_blocks(count: int, block: int) -> int:
+    """``count`` rounded to a multiple of ``block`` (to nearest, at least one block):
+    TOSA 1.1's block-scaled operands need their contraction axis in whole blocks."""
+    return max(block, block * round(count / block)) if block > 1 else count
+
+
+def conv_geometry(
+    draw: st.DrawFn, rc: RecipeContext, rank: int, aim: DotAim, block: int = 1
+) -> ConvGeometry:
     """A geometry with at least ``aim.outputs`` outputs where the budget holds them:
-    two drawn tries, then 'same' padding with stride 1, which always fits."""
+    two drawn tries, then 'same' padding with stride 1, which always fits.  ``block``:
+    IC a multiple of it (a block-scaled operand's block size)."""
     budget = rc.budget.max_elements
     depthwise = rc.name == "DEPTHWISE_CONV2D"
     kc = _kernel_cap(rc)
@@ -200,6 +209,7 @@ def conv_geometry(draw: st.DrawFn, rc: RecipeContext, rank: int, aim: DotAim) ->
             kernel = sizes_with_product(draw, [kc] * rank, low, high, low, "larger kernel")
             window = math.prod(kernel)
             ch = max(1, min(_ic_cap(budget, window, aim.outputs), round(aim.ks_goal / window)))
+        ch = whole_blocks(ch, block)
         per_out = window * ch
     for attempt in range(2):
         g = _drawn(draw, rc, kernel, ch, per_out, aim, compact=attempt > 0)
@@ -339,11 +349,14 @@ def least_side(outputs: int) -> int:
     return side + (side * side < outputs)
 
 
-def matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, int, int, int]:
+def matmul_sizes(
+    draw: st.DrawFn, rc: RecipeContext, aim: DotAim, block: int = 1
+) -> tuple[int, int, int, int]:
     """(N, H, C, W): A N*H*C, B N*C*W (MATMUL_T: D*W*C, D at most N) and the output
-    N*H*W within the budget, N*H*W at least aim.outputs; C is KS."""
+    N*H*W within the budget, N*H*W at least aim.outputs; C is KS, a multiple of
+    ``block`` (a block-scaled operand's block size)."""
     budget = rc.budget.max_elements
-    c = max(1, min(aim.ks_goal, budget // least_side(aim.outputs)))
+    c = whole_blocks(max(1, min(aim.ks_goal, budget // least_side(aim.outputs))), block)
     room = max(1, budget // c)  # N*H and N*W each
     # N * (room // N)**2 >= outputs: the batch leaves H and W room for the outputs.
     n_hi = max(1, min(room, room * room // max(1, aim.outputs)))
@@ -363,6 +376,7 @@ def matmul_sizes(draw: st.DrawFn, rc: RecipeContext, aim: DotAim) -> tuple[int, 
         n_cap = min(budget // (h * c), budget // (c * w), aim.outputs_cap // (h * w))
         n = rc.batch_cap(max(n, min(n_cap, -(-aim.inputs // (c * (h + w))))))
         c = max(c, min(budget // (n * max(h, w)), -(-aim.inputs // (n * (h + w)))))
+        c = max(block, c - c % block)
     return n, h, c, w
 
 

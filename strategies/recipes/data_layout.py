@@ -20,6 +20,7 @@ module's own.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -37,8 +38,8 @@ from reference.ops.data_layout import (
     BLOCK_SHAPE_CLAUSE,
     CONCAT_AXIS_CLAUSE,
     CONCAT_BLOCK_INPUT_CLAUSE,
-    CONCAT_RANK_CLAUSE,
-    CONCAT_SHAPE_CLAUSE,
+    CONCAT_CLAUSES,
+    CONCAT_CLAUSES_1_0,
     PAD_RANK_CLAUSE,
     RANK_CLAUSE,
     REVERSE_AXIS_CLAUSE,
@@ -46,6 +47,8 @@ from reference.ops.data_layout import (
     SLICE_BLOCK_START_CLAUSE,
     SLICE_LENGTH_CLAUSE,
     TRANSPOSE_BLOCK_PERMS_CLAUSE,
+    ConcatClauses,
+    concat_clauses,
 )
 from reference.ops.shape import DIM_BLOCK_SIZE_CLAUSE
 from strategies.block_tensors import blocked_shapes
@@ -161,9 +164,29 @@ def concat(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return rc.spec_of(inputs, [TensorDraw("output", out_shape, dt)], attributes={"axis": axis})
 
 
-@breaks("CONCAT", clause=INPUTS_CLAUSE)
+def _concat_words(field: str) -> Callable[[Breaker], Breaker]:
+    """Register a CONCAT list-rule breaker once per wording of the rule (ConcatClauses):
+    each applies to the revisions that word it so, and breaks it in their words."""
+
+    def register(fn: Breaker) -> Breaker:
+        for words in {*CONCAT_CLAUSES.values(), CONCAT_CLAUSES_1_0}:
+            breaks("CONCAT", clause=getattr(words, field), applies=_worded(words))(fn)
+        return fn
+
+    return register
+
+
+def _worded(words: ConcatClauses) -> Callable[[RecipeContext], bool]:
+    return lambda rc: concat_clauses(rc.spec.revision) is words
+
+
+def _words(rc: RecipeContext) -> ConcatClauses:
+    return concat_clauses(rc.spec.revision)
+
+
+@_concat_words("empty")
 def concat_empty(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, INPUTS_CLAUSE)
+    out = broken(spec, _words(rc).empty)
     out.inputs = []
     return out
 
@@ -193,9 +216,9 @@ def concat_axis(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     return out
 
 
-@breaks("CONCAT", clause=CONCAT_SHAPE_CLAUSE)
+@_concat_words("axis_sum")
 def concat_sum(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, CONCAT_SHAPE_CLAUSE)
+    out = broken(spec, _words(rc).axis_sum)
     o = out.outputs[0]
     axis = int(spec.attributes["axis"])
     # off by a whole block along a block-scaled innermost axis (its block rule is first)
@@ -227,9 +250,9 @@ def _concat_second_input(out: CaseSpec) -> None:
         out.inputs.append(replace(first, name=f"input1_{len(out.inputs)}", values=values))
 
 
-@breaks("CONCAT", clause=CONCAT_RANK_CLAUSE)
+@_concat_words("rank")
 def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = _distinct_inputs(broken(spec, CONCAT_RANK_CLAUSE))
+    out = _distinct_inputs(broken(spec, _words(rc).rank))
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another rank")
     t = out.inputs[k]
@@ -238,13 +261,13 @@ def concat_rank(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec 
     return out
 
 
-@breaks("CONCAT", clause="index != axis && input_shape[index] != shapes1[0][index]")
+@_concat_words("dims")
 def concat_dims(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     axis = int(spec.attributes["axis"])
     rank = len(spec.inputs[0].shape)
     if rank < 2:
         return None  # no dimension besides the axis
-    out = _distinct_inputs(broken(spec, "index != axis && input_shape[index] != shapes1[0][index]"))
+    out = _distinct_inputs(broken(spec, _words(rc).dims))
     _concat_second_input(out)
     k = draw(st.integers(1, len(out.inputs) - 1), label="input of another shape")
     j = draw(st.sampled_from([i for i in range(rank) if i != axis]), label="dimension")

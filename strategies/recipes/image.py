@@ -5,6 +5,12 @@ out_size = ((in_size - 1) * n - offset + border) / d + 1 exactly (idiv_check).  
 scale is drawn first (unit, up- or downscale up to the ERROR_IF limits and the level's
 MAX_SCALE), then an input size whose output fits the budget, then an offset, and last
 a border in the one residue class mod d that makes the division exact.
+
+The block-scaled modes (TOSA 1.1, ``in_t = out_t`` a ``bs32_*`` composite) are
+NEAREST_NEIGHBOR (their rows say so) with C a whole number of blocks, values and scales
+from :mod:`strategies.block_tensors`.  Their breakers: C off the block grid, and
+BILINEAR (the composite's mode rule); the integer rows' "mode of another row" breaker
+leaves them alone, as the pseudocode states their mode rule itself.
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
+from conformance.block_tensor import is_block_scaled
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.image import (
+    BLOCK_IN_CLAUSE,
+    BLOCK_MODE_CLAUSE,
     BORDER_X_CLAUSE,
     BORDER_Y_CLAUSE,
     IDIV_CHECK_CLAUSE,
@@ -31,6 +40,7 @@ from reference.ops.image import (
     SCALE_POSITIVE_CLAUSE,
     SIZE_CLAUSE,
 )
+from strategies import block_tensors
 from strategies.case import CaseSpec, TensorDraw, resized, shape_tensor
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -40,6 +50,22 @@ from strategies.values import add_specials
 
 NEAREST, BILINEAR = "NEAREST_NEIGHBOR", "BILINEAR"
 MAX_N = 1 << 11  # ERROR_IF(scale_n > (1 << 11))
+
+
+def block_of(rc: RecipeContext) -> int:
+    """The block size of a block-scaled in_t (= out_t), 0 for the other modes."""
+    dt = rc.dtype("in_t")
+    return dt.block_size if is_block_scaled(dt) else 0
+
+
+def _channels(draw: st.DrawFn, rc: RecipeContext) -> int:
+    """C: 1 to 8, or one or two whole blocks for a block-scaled mode (two where the
+    budget leaves an image of 4 x 4 pixels or more)."""
+    bs = block_of(rc)
+    if not bs:
+        return draw(st.integers(1, 8), label="C")
+    most = max(1, min(2, rc.budget.max_elements // (16 * bs)))
+    return bs * draw(st.integers(1, most), label="C: blocks")
 
 
 @dataclass(frozen=True)
@@ -278,7 +304,7 @@ def resize(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
     mode = _mode(draw, rc)
     batch = draw(st.integers(1, rc.batch_cap(3)), label="N")
-    channels = draw(st.integers(1, 8), label="C")
+    channels = _channels(draw, rc)
     # Both the input and the output hold N * size_y * size_x * C <= the budget.
     cap = max(2, min(rc.budget.max_dim, math.isqrt(rc.budget.max_elements // (batch * channels))))
     # A large case asks the input for min_elements: each axis at least the square root.
@@ -312,13 +338,17 @@ def _axes(spec: CaseSpec) -> tuple[Axis, Axis]:
 def _rebuilt(
     rc: RecipeContext, spec: CaseSpec, clause: str, y: Axis, x: Axis, *, single: bool = False
 ) -> CaseSpec:
-    """``spec`` with new axes (the input's values repeated or cut to their sizes),
-    labelled broken; ``single``: with one image of one channel."""
+    """``spec`` with new axes (the input's values repeated or cut to their sizes, a
+    composite's scales with them), labelled broken; ``single``: with one image of one
+    channel (one block of a block-scaled input: C stays whole blocks)."""
     t = spec.inputs[0]
     assert t.values is not None
-    n, c = (1, 1) if single else (t.shape[0], t.shape[3])
+    n, c = (1, max(1, block_of(rc))) if single else (t.shape[0], t.shape[3])
     shape = (n, y.in_size, x.in_size, c)
-    x_in = replace(t, shape=shape, values=resized(t.values, shape))
+    scales = None
+    if is_block_scaled(t.dtype):
+        scales = block_tensors.scales_for(t.scales, t.dtype, shape)
+    x_in = replace(t, shape=shape, values=resized(t.values, shape), scales=scales)
     new = _build(rc, x_in, y, x, spec.attributes["mode"], spec.outputs[0].dtype)
     out = broken(spec, clause)
     out.inputs, out.outputs = new.inputs, new.outputs
@@ -503,11 +533,41 @@ def shape_input_wrong_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec)
     return out
 
 
-@breaks("RESIZE", clause=TYPES_CLAUSE, applies=lambda rc: not rc.dtype("in_t").is_float)
+@breaks("RESIZE", clause=TYPES_CLAUSE, applies=lambda rc: rc.dtype("in_t").is_int)
 def mode_of_another_row(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An integer row with the other resize mode: "signed 8, nearest" types (i8 -> i8)
     with BILINEAR, or the bilinear types with NEAREST_NEIGHBOR.  The floating-point
-    rows serve both modes, so they cannot break this."""
+    rows serve both modes, so they cannot break this; the block-scaled rows break
+    their own mode rule (:func:`composite_bilinear`)."""
     out = broken(spec, TYPES_CLAUSE)
     out.attributes["mode"] = NEAREST if spec.attributes["mode"] == BILINEAR else BILINEAR
+    return out
+
+
+def _block_scaled(rc: RecipeContext) -> bool:
+    return block_of(rc) > 0
+
+
+@breaks("RESIZE", clause=BLOCK_IN_CLAUSE, applies=_block_scaled)
+def channels_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """C off the block grid, by 1 to block - 1 either way (the input's and the
+    output's alike, so that the argument check still holds).  The out_t rule after
+    it has no breaker: with in_t = out_t and one C it holds only where this one has
+    fired already."""
+    bs = block_of(rc)
+    t, o = spec.inputs[0], spec.outputs[0]
+    c = t.shape[3]
+    delta = draw(st.integers(1, bs - 1), label="C off the block grid by")
+    c = c - delta if c > delta else c + delta
+    out = broken(spec, BLOCK_IN_CLAUSE)
+    out.reshape_tensor(t.name, (*t.shape[:3], c))
+    out.replace_tensor(o.name, shape=(*o.shape[:3], c))
+    return out
+
+
+@breaks("RESIZE", clause=BLOCK_MODE_CLAUSE, applies=_block_scaled)
+def composite_bilinear(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """A block-scaled input with BILINEAR, every shape rule still met."""
+    out = broken(spec, BLOCK_MODE_CLAUSE)
+    out.attributes["mode"] = BILINEAR
     return out

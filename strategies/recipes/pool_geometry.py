@@ -50,9 +50,26 @@ class Axis:
     out: int  # OH or OW
 
 
+# A target whose windows read padding on every side (pad_top, pad_bottom, pad_left and
+# pad_right all above 0): the edge and large cases, and a job aimed at it (issue 25:
+# int8 AVG_POOL2D had one padded vector in a pack).  Pads stay below the kernel
+# (ERROR_IF), so such an axis has a kernel of 2 or more.
+EVERY_SIDE = "attr:pad=every-side"
+
+
+def pads_every_side(rc: RecipeContext) -> bool:
+    return rc.target in ("edge", "large", EVERY_SIDE)
+
+
 @st.composite
 def pool_axis(
-    draw: st.DrawFn, room: int, kernel_cap: int, stride_cap: int, padded: bool, label: str
+    draw: st.DrawFn,
+    room: int,
+    kernel_cap: int,
+    stride_cap: int,
+    padded: bool,
+    label: str,
+    least_pad: int = 0,
 ) -> Axis:
     """An axis whose input size is at most ``room``.
 
@@ -63,16 +80,19 @@ def pool_axis(
     room = max(1, room)
     k_cap = max(1, min(kernel_cap, room))
     # Mostly the small kernels networks use; any size up to the cap as well.
+    k_lo = min(k_cap, 1 + least_pad)  # a pad of least_pad needs a larger kernel
     k = draw(
-        st.one_of(st.integers(1, min(4, k_cap)), st.integers(1, k_cap)), label=f"{label}: kernel"
+        st.one_of(st.integers(k_lo, max(k_lo, min(4, k_cap))), st.integers(k_lo, k_cap)),
+        label=f"{label}: kernel",
     )
     s_cap = max(1, min(stride_cap, room))
     s = draw(
         st.one_of(st.just(1), st.just(min(k, s_cap)), st.integers(1, s_cap)),
         label=f"{label}: stride",
     )
-    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before") if padded else 0
-    p1 = draw(st.integers(0, k - 1), label=f"{label}: pad after") if padded else 0
+    lp = min(least_pad, k - 1)
+    p0 = draw(st.integers(lp, k - 1), label=f"{label}: pad before") if padded else 0
+    p1 = draw(st.integers(lp, k - 1), label=f"{label}: pad after") if padded else 0
     return _axis(draw, k, s, p0, p1, room, 1, label)
 
 
@@ -86,7 +106,15 @@ def _axis(
     return Axis((o - 1) * s + base, k, s, p0, p1, o)
 
 
-def dot_axis(draw: st.DrawFn, k: int, room: int, out_min: int, stride_cap: int, label: str) -> Axis:
+def dot_axis(
+    draw: st.DrawFn,
+    k: int,
+    room: int,
+    out_min: int,
+    stride_cap: int,
+    label: str,
+    least_pad: int = 0,
+) -> Axis:
     """An axis with kernel ``k``, input at most ``room`` and at least ``out_min``
     outputs where the room allows: the stride leaves room for them, and the pads
     (below the kernel) make up what the kernel's extent takes."""
@@ -94,16 +122,19 @@ def dot_axis(draw: st.DrawFn, k: int, room: int, out_min: int, stride_cap: int, 
     s_cap = max(1, min(stride_cap, room, (room - 1) // max(1, out_min - 1)))
     kind = draw(st.integers(0, 2), label=f"{label}: stride kind")
     s = (1, min(k, s_cap), 0)[kind] or draw(st.integers(1, s_cap), label=f"{label}: stride")
-    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
+    lp = min(least_pad, k - 1)
+    p0 = draw(st.integers(lp, k - 1), label=f"{label}: pad before")
     need = (out_min - 1) * s + k - p0 - room  # more padding needed after
-    p1_lo = min(k - 1, max(0, need))
+    p1_lo = min(k - 1, max(lp, need))
     p1 = draw(st.integers(p1_lo, k - 1), label=f"{label}: pad after")
     return _axis(draw, k, s, p0, p1, room, out_min, label)
 
 
-def same_axis(draw: st.DrawFn, k: int, size: int, label: str) -> Axis:
-    """Stride 1 and pads adding up to kernel - 1: the output as large as the input."""
-    p0 = draw(st.integers(0, k - 1), label=f"{label}: pad before")
+def same_axis(draw: st.DrawFn, k: int, size: int, label: str, least_pad: int = 0) -> Axis:
+    """Stride 1 and pads adding up to kernel - 1: the output as large as the input
+    (both pads at least ``least_pad`` where the kernel leaves room)."""
+    lp = min(least_pad, (k - 1) // 2)
+    p0 = draw(st.integers(lp, k - 1 - lp), label=f"{label}: pad before")
     return Axis(size, k, 1, p0, k - 1 - p0, size)
 
 
@@ -115,10 +146,11 @@ def pool_geometry(draw: st.DrawFn, rc: RecipeContext) -> tuple[int, Axis, Axis, 
     stride_cap = min(rc.level["MAX_STRIDE"], max_dim)
     first_room = min(max_dim, max(1, math.isqrt(budget)))
     y_first = draw(st.booleans(), label="y axis drawn first")
-    padded = draw(st.booleans(), label="padded")
-    a = draw(pool_axis(first_room, kernel_cap, stride_cap, padded, "first axis"))
+    lp = int(pads_every_side(rc))
+    padded = bool(lp) or draw(st.booleans(), label="padded")
+    a = draw(pool_axis(first_room, kernel_cap, stride_cap, padded, "first axis", lp))
     room = min(max_dim, max(1, budget // a.size))
-    b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis"))
+    b = draw(pool_axis(room, kernel_cap, stride_cap, padded, "second axis", lp))
     y, x = (a, b) if y_first else (b, a)
     rest = max(1, budget // (y.size * x.size))
     n = draw(st.integers(1, rc.batch_cap(min(rest, max_dim))), label="N")
@@ -152,6 +184,9 @@ def avg_pool_geometry(
     ky, kx = sizes_with_product(
         draw, [k_cap, k_cap], aim.ks_low, window_high, aim.ks_goal, "kernel"
     )
+    lp = int(pads_every_side(rc))
+    if lp:  # a pad on each side needs a kernel of 2 (3 for the same-size fallback)
+        ky, kx = max(ky, min(k_cap, 3)), max(kx, min(k_cap, 3))
     c = log_uniform(draw, 1, max(1, min(4 * max_dim, aim.outputs_cap // 2)), "C")
     in_room, out_room = max(1, budget // c), max(1, aim.outputs_cap // c)
     p_low, p_goal = -(-aim.outputs // c), aim.outputs_goal / c
@@ -166,7 +201,7 @@ def avg_pool_geometry(
         out_min = near(
             draw, least, out_cap, max(1.0, p_goal) ** (1 / left), f"{len(axes)}: outputs"
         )
-        a = dot_axis(draw, k, share, out_min, stride_cap, f"axis {len(axes)}")
+        a = dot_axis(draw, k, share, out_min, stride_cap, f"axis {len(axes)}", lp)
         axes.append(a)
         in_room, out_room = max(1, in_room // a.size), max(1, out_room // a.out)
         p_low, p_goal = -(-p_low // a.out), p_goal / a.out
@@ -178,7 +213,7 @@ def avg_pool_geometry(
         ih, iw = sizes_with_product(
             draw, [max_dim, max_dim], low, high, aim.outputs_goal / c, "IH, IW"
         )
-        y, x = same_axis(draw, ky, ih, "y"), same_axis(draw, kx, iw, "x")
+        y, x = same_axis(draw, ky, ih, "y", lp), same_axis(draw, kx, iw, "x", lp)
         n = _batch(draw, y, x, c, budget, aim, rc.batch_cap(budget)) or 1
     return n, y, x, c
 

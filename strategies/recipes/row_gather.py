@@ -12,15 +12,14 @@ windows that start just below 2**16 and cross it.
 
 Its modes are type-set combinations (in_out_t of Base INT, Base FP, Extension with
 index_t i32_t or i64_t).  The Extension modes that bind a block-scaled composite
-(bs32_fp8ue8m0_*_t) cannot be drawn: the graph IR has no block-scaled tensors yet.  The
-recipe raises :class:`strategies.valid.NoRecipe` naming the mode and the reason
-(``strategies.valid.unbuildable_reason``), which ``generate`` asks first and reports as
-modes that cannot be made yet.
+(bs32_fp8ue8m0_*_t) draw C a whole number of blocks, values and scales from
+:mod:`strategies.block_tensors`; their long-axis case keeps K past 2**16 with C one
+block, 32 times the job's element budget, as no smaller composite has such a K.
 
 Breakers: ``row_count < 1`` (0, negatives, i32's minimum), an output whose rows are not
-W * row_count (W alone: row_count ignored), indices or row_count of the wrong shape;
-the type rule is the generic retyping breaker's.  The block-scaled ERROR_IF (C a
-multiple of the block size) has no breaker, for the same reason as its modes.
+W * row_count (W alone: row_count ignored), indices or row_count of the wrong shape,
+and for the block-scaled modes C off the block grid; the type rule is the generic
+retyping breaker's.
 """
 
 from __future__ import annotations
@@ -31,15 +30,16 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance import dtypes
+from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import I32_MIN
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
-from reference.ops.row_gather import ROW_COUNT_CLAUSE
+from reference.ops.row_gather import BLOCK_CLAUSE, ROW_COUNT_CLAUSE
+from strategies.block_tensors import blocked_shapes
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.scatter_gather import WIDE_K, WIDE_W, index_rng, indices_tensor, wide
 from strategies.shapes import shapes
-from strategies.valid import NoRecipe, unbuildable_reason
 
 
 def row_count_tensor(row_count: int) -> TensorDraw:
@@ -47,6 +47,12 @@ def row_count_tensor(row_count: int) -> TensorDraw:
     return TensorDraw(
         "row_count", (1,), dtypes.I32, np.array([row_count], dtype=np.int32), const=True
     )
+
+
+def block_of(rc: RecipeContext) -> int:
+    """The block size of a block-scaled in_out_t, 0 for the other modes."""
+    dt = rc.dtype("in_out_t")
+    return dt.block_size if is_block_scaled(dt) else 0
 
 
 def _wide_starts(rng: np.random.Generator, row_count: int) -> np.ndarray:
@@ -62,19 +68,18 @@ def _wide_starts(rng: np.random.Generator, row_count: int) -> np.ndarray:
 
 @recipe("ROW_GATHER")
 def row_gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
-    why = unbuildable_reason(rc.mode)
-    if why is not None:
-        raise NoRecipe(f"ROW_GATHER [{rc.mode.mode}] cannot be drawn: {why}")
     dt = rc.dtype("in_out_t")
+    bs = block_of(rc)
     if wide(rc):
         row_count = draw(st.integers(1, 4), label="row_count")
         starts = _wide_starts(index_rng(draw), row_count)
+        c = max(1, bs)  # a composite's row is one block at least
         inputs = [
-            rc.tensor(draw, "values", dt, (1, WIDE_K, 1)),
+            rc.tensor(draw, "values", dt, (1, WIDE_K, c)),
             indices_tensor(rc, starts),
             row_count_tensor(row_count),
         ]
-        out = TensorDraw("output", (1, starts.shape[1] * row_count, 1), dt)
+        out = TensorDraw("output", (1, starts.shape[1] * row_count, c), dt)
         return rc.spec_of(inputs, [out])
     # A quarter of the budget for the values leaves the output room for several windows
     # per batch (a large job's values take the whole of it).
@@ -82,7 +87,10 @@ def row_gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     if rc.target != "large":
         quarter = max(1, room.max_elements // 4)
         room = replace(room, max_elements=quarter, min_elements=min(room.min_elements, quarter))
-    n, k, c = draw(shapes(3, 3, room, label="values [N,K,C]"))
+    if bs:
+        n, k, c = draw(blocked_shapes(3, 3, room, bs, label="values [N,K,C]"))
+    else:
+        n, k, c = draw(shapes(3, 3, room, label="values [N,K,C]"))
     # 1 (GATHER's case), a few rows, or up to K (one window over every row).
     kind = draw(st.sampled_from(["one", "few", "any"]), label="row_count kind")
     row_count = 1
@@ -92,13 +100,17 @@ def row_gather(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
         row_count = draw(st.integers(1, k), label="row_count")
     # The output holds N * W * row_count * C elements, row_count * W rows at most max_dim;
     # n * k * c fits the budget and row_count <= k, so W = 1 always does.  W is mostly
-    # above 1: each index's rows must land after the previous index's.
+    # above 1: each index's rows must land after the previous index's.  An edge case has
+    # four where it can: its value classes (strategies.fill) are placed one to a position
+    # of the indices, three of them, and row_count's one position is shared with indices
+    # of one element.
     w_max = max(
         1,
         min(rc.budget.max_dim // row_count, rc.budget.max_elements // (n * c * row_count)),
     )
-    several = w_max > 1 and draw(st.integers(0, 3), label="W above 1") > 0
-    w = draw(st.integers(2, w_max), label="W") if several else 1
+    edge = rc.target == "edge"
+    several = w_max > 1 and (draw(st.integers(0, 3), label="W above 1") > 0 or edge)
+    w = draw(st.integers(min(4, w_max) if edge else 2, w_max), label="W") if several else 1
     rng = index_rng(draw)
     last = k - row_count  # the last start whose rows all lie in the tensor
     indices = rng.integers(0, last + 1, size=(n, w))
@@ -168,4 +180,19 @@ def input_shapes(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     else:
         shape = draw(st.sampled_from([(2,), (1, 1)]), label="row_count shape")
         out.reshape_tensor("row_count", shape)
+    return out
+
+
+@breaks("ROW_GATHER", clause=BLOCK_CLAUSE, applies=lambda rc: block_of(rc) > 0)
+def channels_off_block(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+    """C off the block grid by 1 to block - 1 either way, the values' and the output's
+    alike (the argument check ties them)."""
+    bs = block_of(rc)
+    n, k, c = spec.tensor("values").shape
+    delta = draw(st.integers(1, bs - 1), label="C off the block grid by")
+    c = c - delta if c > delta else c + delta
+    out = broken(spec, BLOCK_CLAUSE)
+    out.reshape_tensor("values", (n, k, c))
+    o = spec.outputs[0]
+    out.replace_tensor(o.name, shape=(*o.shape[:2], c))
     return out

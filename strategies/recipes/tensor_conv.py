@@ -19,23 +19,36 @@ and NaN results are valid).
 
 Types are read from the operator's declarations (the data operand's element type,
 in_t or 1.1's A_t; the weight's, weight_t or B_t), so TOSA 1.1's mixed-precision modes
-draw each operand in its own type.  A mode that binds a block-scaled composite type
-(1.1's bs32_fp8ue8m0_*_t) is refused with :class:`strategies.valid.NoRecipe` and the
-reason (:func:`block_scaled_refusal`): the graph IR has no block-scaled tensors.
+draw each operand in its own type.  A block-scaled operand (1.1's bs32_fp8ue8m0_*_t of
+CONV2D, CONV3D, TRANSPOSE_CONV2D and MATMUL_T) is drawn as Appendix A says: its data
+(data set or free values) in fp32, then cast to the composite by
+CAST_TO_BLOCK_SCALED's rule (:func:`block_scaled_operand`); the contraction axis (IC,
+C) is a whole number of blocks, and a free-value case may put the scale extremes
+(2**127, 2**-127, NaN) in blocks of the weight, and of the data where each output's
+bound is its own (local_bound), at taps every output reads.  Operators without a
+block-scaled form refuse such modes (:func:`block_scaled_refusal`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.dtypes import I8, I32_MIN, DType
+from conformance.block_tensor import (
+    BlockScaled,
+    is_block_scaled,
+    scale_shape,
+    scale_type,
+    value_type,
+)
+from conformance.dtypes import FP32, I8, I32_MIN, DType
 from conformance.spec import TypeSupport
+from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_conv import (
@@ -47,13 +60,16 @@ from reference.ops.tensor_conv import (
     STRIDE_CLAUSE,
     TRANSPOSE_OH_CLAUSE,
     TRANSPOSE_OW_CLAUSE,
+    block_clause,
     extra_multiplies_allowed,
     zero_point_is_input,
 )
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
+from strategies.block_tensors import SCALE_EXTREMES
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import TYPE_CLAUSE, breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.block_scaled import quantized
 from strategies.recipes.conv_geometry import (
     conv_geometry,
     fc_sizes,
@@ -61,7 +77,11 @@ from strategies.recipes.conv_geometry import (
     least_side,
     matmul_sizes,
 )
-from strategies.recipes.conv_specials import finite_where_skipped, zero_weight_for_specials
+from strategies.recipes.conv_specials import (
+    finite_where_skipped,
+    skipped_taps,
+    zero_weight_for_specials,
+)
 from strategies.recipes.data_sets import (
     DotAim,
     data_set,
@@ -102,6 +122,78 @@ def refuse_block_scaled(rc: RecipeContext) -> None:
 def drawable(rc: RecipeContext) -> bool:
     """A breaker's ``applies``: the mode's valid cases can be drawn."""
     return block_scaled_refusal(rc.mode) is None
+
+
+# -- block-scaled operands (TOSA 1.1) --------------------------------------------------------
+
+
+def stand_in(dt: DType) -> DType:
+    """The type an operand's data is drawn in: fp32 for a block-scaled composite
+    (Appendix A: generated in fp, then cast to the composite), else its own."""
+    return FP32 if is_block_scaled(dt) else dt
+
+
+def block_of(*types: DType) -> int:
+    """The block size the contraction axis must be a multiple of (1: none)."""
+    return max((dt.block_size for dt in types if is_block_scaled(dt)), default=1)
+
+
+def block_scaled_operand(
+    draw: st.DrawFn, x: np.ndarray, dt: DType, extremes_at: np.ndarray | None, label: str
+) -> BlockScaled:
+    """``x`` (fp32) cast to composite ``dt`` by CAST_TO_BLOCK_SCALED's rule; where
+    ``extremes_at`` (a mask over the scale blocks) is given, some of those blocks get
+    the scale extremes 2**-127, 2**127, 1.0 and NaN instead of their own."""
+    with np.errstate(invalid="ignore"):  # NaN / inf data: its block takes the NaN scale
+        data, scale = quantized(x.astype(np.float64), value_type(dt), scale_type(dt))
+    if extremes_at is not None and extremes_at.any():
+        seed = draw(st.integers(0, 2**32 - 1), label=f"{label}: scale extremes at")
+        spots = np.random.default_rng(seed).permutation(np.flatnonzero(extremes_at))
+        codes = mx.to_bits(scale, scale_type(dt)).copy().reshape(-1)
+        picked = spots[: len(SCALE_EXTREMES)]
+        codes[picked] = SCALE_EXTREMES[: len(picked)]
+        scale = mx.from_bits(codes.reshape(scale.shape), scale_type(dt))
+    return BlockScaled(dt, data, scale)
+
+
+def _read_taps(op: str, axes: Sequence[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """A mask over a weight's scale blocks ([OC, kernel..., IC / 32]): the kernel
+    offsets every output reads the input at (an extreme scale there meets no tap a
+    backend may skip or not)."""
+    skipped = np.zeros((), bool)
+    for a in axes:
+        skipped = np.logical_or.outer(skipped, skipped_taps(a, op == "TRANSPOSE_CONV2D"))
+    return np.broadcast_to(~skipped[None, ..., None], shape)
+
+
+def with_block_scaled(
+    draw: st.DrawFn,
+    rc: RecipeContext,
+    tensors: list[TensorDraw],
+    s: int,
+    edge_masks: dict[str, np.ndarray | bool],
+) -> list[TensorDraw]:
+    """The drawn tensors with every block-scaled one cast from its fp32 data; a
+    free-value case (S = -1) places the scale extremes where ``edge_masks`` allows
+    (a mask over the tensor's scale blocks, True: any block; always for an ``edge``
+    target, else when drawn)."""
+    out = []
+    extremes = s < 0 and (
+        rc.target == "edge" or draw(st.booleans(), label="block scale extremes")
+    )
+    for t in tensors:
+        if t.values is None or not is_block_scaled(t.dtype):
+            out.append(t)
+            continue
+        allowed = edge_masks.get(t.name, False) if extremes else False
+        mask = None
+        if allowed is True:
+            mask = np.ones(scale_shape(t.shape, t.dtype.block_size), bool)
+        elif allowed is not False:
+            mask = np.asarray(allowed)
+        v = block_scaled_operand(draw, t.values, t.dtype, mask, t.name)
+        out.append(TensorDraw(t.name, t.shape, t.dtype, v.values, t.const, v.scales))
+    return out
 
 
 # -- values --------------------------------------------------------------------------------
@@ -299,12 +391,14 @@ def dot_aim_for(draw: st.DrawFn, rc: RecipeContext, dt: DType, ks_cap: int) -> D
 @recipe(*ACC_OPS)
 def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     refuse_block_scaled(rc)
-    in_t, w_t = rc.arg_dtype("input"), rc.arg_dtype("weight")
+    in_tc, w_tc = rc.arg_dtype("input"), rc.arg_dtype("weight")
+    in_t, w_t = stand_in(in_tc), stand_in(w_tc)  # the types the data is drawn in
     out_t, acc = rc.dtype("out_t"), rc.dtype("acc_t")
     rank = 3 if rc.name == "CONV3D" else 2
     s = data_set(draw, rc, in_t)
     ks_cap = kernel_channels_cap(rc, least_outputs(rc, in_t.is_float))
-    g = conv_geometry(draw, rc, rank, dot_aim_for(draw, rc, in_t, ks_cap))
+    aim = dot_aim_for(draw, rc, in_t, ks_cap)
+    g = conv_geometry(draw, rc, rank, aim, block_of(in_tc, w_tc))
     kernel = tuple(a.kernel for a in g.axes)
     sizes_in = tuple(a.size_in for a in g.axes)
     sizes_out = tuple(a.size_out for a in g.axes)
@@ -341,8 +435,19 @@ def convolution(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     attributes["acc_type"] = ACC_NAMES[acc]
     attributes["input_zp"] = x.zp
     attributes["weight_zp"] = w.zp
+    tensors = dot_tensors(draw, [x, w, bias], values, 1)
+    if in_t is not in_tc or w_t is not w_tc:
+        tensors = [replace(t, dtype=in_tc if t.name == "input" else w_tc)
+                   if t.name in ("input", "weight") else t for t in tensors]  # fmt: skip
+        w_scales = (w_shape[0], *kernel, -(-g.channels // block_of(w_tc)))
+        # Without local_bound the data's peak is every output's bound: no extremes there.
+        masks: dict[str, np.ndarray | bool] = {
+            "weight": _read_taps(rc.name, g.axes, w_scales),
+            "input": bool(lb),
+        }
+        tensors = with_block_scaled(draw, rc, tensors, s, masks)
     return rc.spec_of(
-        dot_tensors(draw, [x, w, bias], values, 1),
+        tensors,
         [TensorDraw("output", (g.n, *sizes_out, oc), out_t)],
         attributes=attributes,
         data_set=s,
@@ -383,12 +488,13 @@ def matmul_case(draw: st.DrawFn, rc: RecipeContext, *, transposed: bool) -> Case
     """A MATMUL case (B [N, C, W]), or a MATMUL_T one (B [D, W, C], D = N or, drawn,
     1: B broadcast); A and B each in their declared type (in_t, or 1.1's A_t and B_t)."""
     refuse_block_scaled(rc)
-    a_t, b_t, out_t = rc.arg_dtype("A"), rc.arg_dtype("B"), rc.dtype("out_t")
+    a_tc, b_tc, out_t = rc.arg_dtype("A"), rc.arg_dtype("B"), rc.dtype("out_t")
+    a_t, b_t = stand_in(a_tc), stand_in(b_tc)  # the types the data is drawn in
     s = data_set(draw, rc, a_t)
     aim = dot_aim_for(
         draw, rc, a_t, rc.budget.max_elements // least_side(least_outputs(rc, a_t.is_float))
     )
-    n, h, c, w = matmul_sizes(draw, rc, aim)
+    n, h, c, w = matmul_sizes(draw, rc, aim, block_of(a_tc, b_tc))
     b_shape = (n, c, w)
     if transposed:
         d = 1 if n > 1 and draw(st.booleans(), label="B broadcast") else n
@@ -399,8 +505,13 @@ def matmul_case(draw: st.DrawFn, rc: RecipeContext, *, transposed: bool) -> Case
     values = dot_values(
         draw, rc, s, [a, b], c, out_t, channels=w, channel_axis=1 if transposed else 0
     )
+    tensors = dot_tensors(draw, [a, b], values, 1)
+    if a_t is not a_tc or b_t is not b_tc:
+        tensors = [replace(t, dtype=a_tc if t.name == "A" else b_tc) for t in tensors]
+        # MATMUL_T's bound is per output (no local_bound attribute: always local).
+        tensors = with_block_scaled(draw, rc, tensors, s, {"A": True, "B": True})
     return rc.spec_of(
-        dot_tensors(draw, [a, b], values, 1),
+        tensors,
         [TensorDraw("output", (n, h, w), out_t)],
         attributes={"A_zp": a.zp, "B_zp": b.zp},
         data_set=s,
@@ -694,3 +805,67 @@ def output_disagrees(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
         shape[0 if how == "N" else -1] += draw(st.integers(1, 3), label="added to it")
     out.replace_tensor("output", shape=tuple(shape))
     return out
+
+
+# -- breakers: block-scaled operands (TOSA 1.1) ------------------------------------------------
+
+# Per operator: its two operands, the contraction axis's name, and that axis's place in
+# each operand's shape (innermost in both).
+_BLOCK_OPERANDS = {
+    "CONV2D": ("input", "weight", "IC"),
+    "CONV3D": ("input", "weight", "IC"),
+    "TRANSPOSE_CONV2D": ("input", "weight", "IC"),
+    "MATMUL_T": ("A", "B", "C"),
+}
+
+
+def _block_breaker(first: bool) -> None:
+    """The block-size ERROR_IF of the first operand (``first``) or, where the first
+    is not block-scaled, of the second: the contraction axis of both operands moved
+    off a whole number of blocks (by 1 to block - 1, either way), every other check
+    still met."""
+
+    def which(rc: RecipeContext) -> tuple[str, DType] | None:
+        ops = _BLOCK_OPERANDS.get(rc.name)
+        if ops is None:
+            return None
+        a, b = rc.arg_dtype(ops[0]), rc.arg_dtype(ops[1])
+        if first:
+            return (ops[0], a) if is_block_scaled(a) else None
+        return (ops[1], b) if is_block_scaled(b) and not is_block_scaled(a) else None
+
+    def applies(rc: RecipeContext) -> bool:
+        return which(rc) is not None
+
+    for op, (x_name, w_name, axis) in _BLOCK_OPERANDS.items():
+
+        def fn(
+            draw: st.DrawFn,
+            rc: RecipeContext,
+            spec: CaseSpec,
+            axis: str = axis,
+            names: tuple[str, str] = (x_name, w_name),
+        ) -> CaseSpec:
+            found = which(rc)
+            assert found is not None
+            arg, dt = found
+            clause = block_clause(rc.op_spec.argument(arg).element_type, axis)
+            out = broken(spec, clause)
+            size = spec.tensor(names[0]).shape[-1]
+            off = draw(st.integers(1, dt.block_size - 1), label=f"{axis} off the block by")
+            fewer = size > off and draw(st.booleans(), label="fewer")
+            new = size - off if fewer else size + off
+            for name in names:
+                t = out.tensor(name)
+                out.reshape_tensor(name, (*t.shape[:-1], new))
+            return out
+
+        # Each operator's clause names its own type variable and axis: one breaker
+        # per operator and clause.
+        var = ("in_t" if first else "weight_t") if axis == "IC" else ("A_t" if first else "B_t")
+        fn.__name__ = f"{axis.lower()}_off_block_{'first' if first else 'second'}_{op}"
+        breaks(op, clause=block_clause(var, axis), applies=applies)(fn)
+
+
+_block_breaker(True)
+_block_breaker(False)

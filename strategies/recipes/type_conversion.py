@@ -8,6 +8,19 @@ casts only, where the result is unpredictable; infinities saturate), ties betwee
 neighbours of the output type and values just off them, values that overflow or
 underflow the output type, and full-range integers.
 
+TOSA 1.1's block-scaled modes (in_t or out_t a bs32_* composite) draw whole blocks:
+rank >= 1 and the innermost dimension a multiple of the block size.  A cast to one takes
+CAST_TO_BLOCK_SCALED's input blocks (strategies.recipes.block_scaled.cast_to_values:
+zero, NaN, infinite, huge, scale-boundary and tie blocks), each block moved by a power
+of two into the range of an input type narrower than fp32 (which keeps what makes a
+block special, the scale moving with it); a cast from one takes every encoding of
+the value type and the scale extremes (strategies.block_tensors), its other scales
+drawn either freely or, mostly, within the output type's exponent range so that most
+results are neither overflows nor zeros.  Breakers: the composite's rank 0 and its
+innermost dimension off the block grid, for in_t and for out_t.  The branch's
+ERROR_IF(is_floating_point<in_t>()) has none: every mode's input is floating point
+(reference.ops.type_conversion.FP_TO_BLOCK_CLAUSE says how it is read).
+
 Targets: "ties" draws only tie regimes (x.5 and x.5 +- one input ulp into integers;
 midpoints of a narrower float type and midpoint +- one ulp of the wider input; for
 integer inputs, the integer midpoints such as 2**24 + 1 for fp32, and +- 1); "edge"
@@ -17,19 +30,30 @@ places every special value of the input type and the output type's edges.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import strategies as st
 
+from conformance import dtypes
+from conformance.block_tensor import BlockScaled, is_block_scaled, value_type
 from conformance.dtypes import DType
+from conformance.rounding import round_to
+from reference import mx
 from reference.ops.type_conversion import (
+    BLOCK_RANK_IN_CLAUSE,
+    BLOCK_RANK_OUT_CLAUSE,
+    BLOCK_SHAPE_IN_CLAUSE,
+    BLOCK_SHAPE_OUT_CLAUSE,
     INPUT_UNSIGNED_CLAUSE,
     declares_input_unsigned,
     is_integer,
 )
+from strategies.block_tensors import block_scaled_values, blocked_shapes
 from strategies.case import CaseSpec, TensorDraw
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
+from strategies.recipes.block_scaled import SPECIAL_BLOCKS, cast_to_values
 from strategies.recipes.common import drawn_bool
 from strategies.shapes import shapes
 from strategies.tie_values import float_midpoints
@@ -199,14 +223,151 @@ def _input_unsigned(draw: st.DrawFn, rc: RecipeContext) -> dict[str, object]:
     return {"input_unsigned": True} if unsigned else {}  # false is its absence
 
 
+# -- the block-scaled modes (TOSA 1.1) ------------------------------------------------
+
+
+def composite_of(rc: RecipeContext) -> DType | None:
+    """The mode's block-scaled type (in_t or out_t), None for a plain mode."""
+    for var in ("in_t", "out_t"):
+        if is_block_scaled(rc.dtype(var)):
+            return rc.dtype(var)
+    return None
+
+
+def _fold_blocks(x: np.ndarray, in_t: DType) -> np.ndarray:
+    """fp64 values in blocks, each block whose largest finite magnitude is outside
+    [normal_min, normal_max] of ``in_t`` multiplied by the power of two that brings it
+    just inside; then rounded into ``in_t`` (fp64 values of it)."""
+    assert in_t.normal_min is not None and in_t.normal_max is not None
+    blocks = mx.block_view(x, mx.BLOCK_SIZE)
+    with np.errstate(invalid="ignore"):
+        m = np.max(np.where(np.isfinite(blocks), np.abs(blocks), 0.0), axis=-1)
+    safe = np.where(m > 0, m, 1.0)
+    lo, hi = float(in_t.normal_min), float(in_t.normal_max)
+    down = np.floor(np.log2(hi / safe))  # m * 2**down <= hi, up to log2's rounding
+    down = np.where(np.ldexp(safe, down.astype(np.int64)) > hi, down - 1, down)
+    up = np.ceil(np.log2(lo / safe))
+    shift = np.where(m > hi, down, np.where((m > 0) & (m < lo), up, 0.0)).astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        moved = np.ldexp(blocks, shift[..., None]).reshape(x.shape)
+        return round_to(in_t, moved).astype(np.float64)
+
+
+def to_block_input(draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]) -> np.ndarray:
+    """The float input of a cast to a block-scaled type, in ``in_t``'s storage."""
+    in_t, vt = rc.dtype("in_t"), value_type(rc.dtype("out_t"))
+    assert in_t.normal_max is not None
+    if float(in_t.normal_max) >= 2.0**127:  # fp32, bf16: CAST_TO_BLOCK_SCALED's own types
+        return cast_to_values(draw, rc, in_t, vt, shape)
+    # Drawn as fp32 (its infinity block a NaN one where in_t has no infinity), then
+    # folded into in_t's range block by block.
+    wide = cast_to_values(draw, rc, dtypes.FP32, vt, shape).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _fold_blocks(wide, in_t).astype(in_t.storage)
+
+
+def _exponent_range(dt: DType) -> tuple[int, int]:
+    """Binary exponents from the smallest normal of ``dt`` to its largest binade."""
+    assert dt.normal_min is not None and dt.normal_max is not None
+    return math.frexp(float(dt.normal_min))[1] - 1, math.frexp(float(dt.normal_max))[1] - 1
+
+
+def from_block_input(
+    draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, scales) of a block-scaled input (strategies.block_tensors: every
+    encoding, the scale extremes in blocks of their own); unless drawn free, the other
+    scales brought within the output's range: from where the largest value lands on
+    the output's smallest subnormal (the output's subnormals and their ties) to where
+    it lands in the output's top binade (the extremes 2**-127, 2**127 and NaN left
+    where they are)."""
+    in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
+    extremes = True if rc.target == "edge" else None
+    pair: BlockScaled = draw(block_scaled_values(in_t, shape, label="input", extremes=extremes))
+    codes = pair.scales.view(np.uint8).astype(np.int64)
+    free = draw(st.integers(0, 3), label="input: scales free (0) or in the output's range")
+    if free == 0 and rc.target != "ties":
+        return pair.values, pair.scales
+    lo, hi = _exponent_range(out_t)
+    assert out_t.normal_frac is not None
+    vt = value_type(in_t)
+    top = 1 if vt is dtypes.MXINT8 else _exponent_range(vt)[1]
+    least, most = lo - out_t.normal_frac - top, hi - top
+    kept = np.isin(codes, [0x00, 0xFE, mx.UE8M0_NAN])
+    inside = np.clip(codes - mx.UE8M0_BIAS, least, most) + mx.UE8M0_BIAS
+    scales = np.where(kept, codes, inside)
+    return pair.values, mx.from_bits(scales.astype(np.uint8), dtypes.FP8UE8M0)
+
+
+def _block_case(draw: st.DrawFn, rc: RecipeContext, bs_t: DType) -> CaseSpec:
+    in_t, out_t = rc.dtype("in_t"), rc.dtype("out_t")
+    lo, hi = rc.rank_range("input")
+    bs = bs_t.block_size
+    shape = draw(blocked_shapes(lo, hi, rc.budget, bs, label="shape"))
+    if rc.target == "edge":  # a block for each of CAST_TO_BLOCK_SCALED's special blocks
+        blocks = math.prod(shape) // bs
+        more = -(-len(SPECIAL_BLOCKS) // blocks)
+        if math.prod(shape) * more <= max(rc.budget.max_elements, bs * len(SPECIAL_BLOCKS)):
+            shape = (*shape[:-1], shape[-1] * more)
+    if is_block_scaled(out_t):
+        x = TensorDraw("input", shape, in_t, to_block_input(draw, rc, shape))
+    else:
+        values, scales = from_block_input(draw, rc, shape)
+        x = TensorDraw("input", shape, in_t, values, scales=scales)
+    attributes = _input_unsigned(draw, rc)  # false: neither input is an integer
+    return rc.spec_of([x], [TensorDraw("output", shape, out_t)], attributes=attributes)
+
+
 @recipe("CAST")
 def cast(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
+    bs_t = composite_of(rc)
+    if bs_t is not None:
+        return _block_case(draw, rc, bs_t)
     lo, hi = rc.rank_range("input")
     shape = draw(shapes(lo, hi, rc.budget, label="shape"))
     x = TensorDraw("input", shape, rc.dtype("in_t"), draw(_cast_values(rc, shape)))
     attributes = _input_unsigned(draw, rc)
     out = [TensorDraw("output", shape, rc.dtype("out_t"))]
     return rc.spec_of([x], out, attributes=attributes)
+
+
+def _blocked(var: str) -> Callable[[RecipeContext], bool]:
+    return lambda rc: is_block_scaled(rc.dtype(var))
+
+
+def _rank_breaker(var: str, clause: str) -> None:
+    @breaks("CAST", clause=clause, applies=_blocked(var))
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """The input and output of rank 0, which a block-scaled tensor cannot have."""
+        out = broken(spec, clause)
+        out.reshape_tensor("input", ())
+        out.replace_tensor("output", shape=())
+        return out
+
+    fn.__name__ = f"cast_{var}_block_rank_0"
+
+
+def _shape_breaker(var: str, clause: str) -> None:
+    @breaks("CAST", clause=clause, applies=_blocked(var))
+    def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
+        """The innermost dimension (the input's and the output's) off the block grid."""
+        t = spec.tensor("input")
+        bs = rc.dtype(var).block_size
+        delta = draw(st.integers(1, bs - 1), label="innermost off the block grid by")
+        inner = t.shape[-1] - delta if t.shape[-1] > delta else t.shape[-1] + delta
+        shape = (*t.shape[:-1], inner)
+        out = broken(spec, clause)
+        out.reshape_tensor("input", shape)
+        out.replace_tensor("output", shape=shape)
+        return out
+
+    fn.__name__ = f"cast_{var}_off_block"
+
+
+_rank_breaker("in_t", BLOCK_RANK_IN_CLAUSE)
+_shape_breaker("in_t", BLOCK_SHAPE_IN_CLAUSE)
+_rank_breaker("out_t", BLOCK_RANK_OUT_CLAUSE)
+_shape_breaker("out_t", BLOCK_SHAPE_OUT_CLAUSE)
 
 
 @breaks(

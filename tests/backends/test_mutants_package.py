@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import conformance.backends.mutants as mutants
@@ -175,3 +176,45 @@ def test_a_mutant_module_reaches_no_private_reference_helper() -> None:
             and node.attr.startswith("_")
         ]
         assert not private, f"{path.name} uses private reference helpers: {private}"
+
+
+def test_a_wrapper_meets_block_scaled_operands_only_when_it_says_it_handles_them() -> None:
+    """A wrapper that reads arrays (ctx.arg) raises on a TOSA 1.1 composite: where the
+    mutant does not declare ``composites``, the operator runs as the reference instead,
+    so no crash is scored as a kill."""
+    from conformance import dtypes
+    from conformance.block_tensor import BlockScaled
+    from conformance.builder import single_operator_graph
+    from conformance.spec import load_revision, spec_in_use
+    from reference import mx
+    from reference.engine import Evaluator
+
+    spec = load_revision("1.1-draft")
+    fp8 = dtypes.dtype("bs32_fp8ue8m0_fp8e4m3")
+    x = BlockScaled.of(
+        fp8,
+        np.arange(64, dtype=np.float64).reshape(2, 32).astype(dtypes.FP8E4M3.storage),
+        mx.from_bits(np.array([[127], [130]]), dtypes.FP8UE8M0),
+    )
+
+    def reads_an_array(original, ctx):  # type: ignore[no-untyped-def]
+        return {"output": -ctx.arg("input1")}
+
+    with spec_in_use(spec):
+        graph = single_operator_graph(
+            "REVERSE", [("x", (2, 32), fp8)], [("y", (2, 32), fp8)], {"axis": 0}, spec=spec
+        )
+        level = spec.level("8K")
+        for composites in (False, True):
+            m = Mutant("t", ("REVERSE",), "all", "negates", "any", wrap=reads_an_array,
+                       composites=composites)  # fmt: skip
+            evaluator = Evaluator(graph, spec, level)
+            evaluator.ops = m.operator_table(evaluator.ops)
+            if composites:
+                with pytest.raises(TypeError, match="block-scaled"):
+                    evaluator.run({"x": x})
+                continue
+            y = evaluator.run({"x": x}).outputs["y"]
+            assert isinstance(y, BlockScaled)
+            # the reference's REVERSE: row 1 (scale 2**3) first
+            assert y.scales.view(np.uint8).reshape(-1).tolist() == [130, 127]

@@ -391,3 +391,41 @@ def test_outputs_meeting_a_skipped_infinite_weight_have_no_limit() -> None:
     one, draft = _padded_conv_bound("1.0"), _padded_conv_bound("2024-04-draft")
     assert np.isinf(one[0, 0]) and draft[0, 0] == 2.0
     assert np.isfinite(one[:, 1]).all() and (one[:, 1] == draft[:, 1]).all()
+
+
+# -- CONCAT: the list rules as 1.0 words them ----------------------------------------------
+
+F23 = np.ones((2, 3), np.float32)
+
+
+@pytest.mark.parametrize(
+    "xs, out, clause, detail",
+    [
+        # 1.0 loops over shape_index and axis_index; the draft says input_shape and index
+        (
+            [F23, np.ones((2, 3, 1), np.float32)],
+            (4, 3),
+            "rank(shapes1[shape_index]) != rank(shapes1[0])",
+            "input 1",
+        ),
+        (
+            [F23, np.ones((2, 2), np.float32)],
+            (4, 3),
+            ("shapes1[shape_index][axis_index] != shapes1[0][axis_index]"),
+            "input 1",
+        ),
+        # 2 + 2 rows along axis 0, not 3: axis_sum (summed in the loop) != shape[axis]
+        ([F23, F23], (3, 3), "axis_sum != shape[axis]", "shape[0] = 3"),
+    ],
+    ids=["rank", "dimension", "axis-sum"],
+)
+def test_concat_list_rules_in_1_0_words(
+    xs: list[np.ndarray], out: tuple, clause: str, detail: str
+) -> None:
+    inputs = [(f"x{k}", x, "fp32") for k, x in enumerate(xs)]
+    outcome = run("CONCAT", inputs, out, "fp32", axis=0)
+    assert_rule(outcome, "ERROR_IF", clause, detail)
+    # the draft: the same vector breaks the same rule, in its words
+    draft = run_with_constants("CONCAT", inputs, out, "fp32", spec=DRAFT, axis=0)
+    assert draft.kind == "error" and draft.rule is not None
+    assert draft.rule.clause != clause

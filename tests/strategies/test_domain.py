@@ -77,21 +77,22 @@ def test_the_fact_needs_every_binade() -> None:
 
 @pytest.mark.parametrize("op", ["SIGMOID", "RSQRT"])
 def test_a_large_case_carries_the_sweep(op: str) -> None:
-    from conformance.spec import use_spec
+    from conformance.spec import spec_in_use
     from strategies.domain import fill_domain
     from strategies.draw import draw_examples
     from strategies.obligations import vector_facts
     from strategies.shapes import Budget
     from strategies.valid import valid_cases
 
-    use_spec(SPEC)
-    level = SPEC.level("8K")
-    # a large job's budget (conformance.generate.job_budget); the first draw is
-    # Hypothesis's simplest, which generate skips too
-    budget = Budget(max_elements=2 * 65537, max_dim=2048, min_elements=65537)
-    cases = draw_examples(valid_cases(SPEC, op, "fp32", level, budget, target="large"), 3, 1)
-    case = max(cases, key=lambda c: sum(np.asarray(v).size for v in c.inputs.values()))
-    swept = fill_domain(SPEC, case)
-    assert swept is not None
-    arg = domain_argument(SPEC, SPEC.operator(op), SPEC.operator(op).mode("fp32"))
-    assert f"domain:{arg}:binades" in vector_facts(SPEC, swept, level)
+    # the reference reads the process's spec; leave the session's behind
+    with spec_in_use(SPEC):
+        level = SPEC.level("8K")
+        # a large job's budget (conformance.generate.job_budget); the first draw is
+        # Hypothesis's simplest, which generate skips too
+        budget = Budget(max_elements=2 * 65537, max_dim=2048, min_elements=65537)
+        cases = draw_examples(valid_cases(SPEC, op, "fp32", level, budget, target="large"), 3, 1)
+        case = max(cases, key=lambda c: sum(np.asarray(v).size for v in c.inputs.values()))
+        swept = fill_domain(SPEC, case)
+        assert swept is not None
+        arg = domain_argument(SPEC, SPEC.operator(op), SPEC.operator(op).mode("fp32"))
+        assert f"domain:{arg}:binades" in vector_facts(SPEC, swept, level)

@@ -301,3 +301,63 @@ def test_rescale_into_i32_is_never_clipped_but_into_16_bits_is() -> None:
     narrow = pair_obligations(spec, spec.level("8K"), op, op.mode("8-bit to 16-bit"))
     assert "result:saturate" in narrow.obligation_keys()
     assert (127 * 2**30 + 2) >> 2 > 32767
+
+
+def test_control_flow_conditions_of_every_rank() -> None:
+    from conformance.spec import load_revision, spec_in_use
+    from strategies.draw import draw_examples
+    from strategies.obligations import CONDITION_RANK_FACT
+    from strategies.valid import valid_cases
+
+    # 1.0 at 8K: COND_IF's condition is declared rank 0..MAX_RANK = 6, one element
+    # (ERROR_IF(tensor_size(shape) != 1)); WHILE_LOOP's cond_graph output likewise.
+    spec = load_revision("1.0")
+    level = spec.level("8K")
+    for name in ("COND_IF", "WHILE_LOOP"):
+        op = spec.operator(name)
+        keys = pair_obligations(spec, level, op, op.modes[0]).obligation_keys()
+        ranks = [k for k in keys if k.startswith("condition:rank=")]
+        assert ranks == [CONDITION_RANK_FACT.format(rank=r) for r in range(7)], name
+        # a rank-3 target draws a [1, 1, 1] condition, and the vector says so
+        with spec_in_use(spec):
+            cases = draw_examples(
+                valid_cases(spec, name, op.modes[0].mode, level, target="rank:3"), 2, 0
+            )
+        assert cases
+        for case in cases:
+            assert CONDITION_RANK_FACT.format(rank=3) in vector_facts(spec, case, level)
+    # the draft declares COND_IF's condition rank 1 and more: no rank-0 obligation
+    draft_if = SPEC.operator("COND_IF")
+    keys = pair_obligations(SPEC, LEVEL, draft_if, draft_if.modes[0]).obligation_keys()
+    assert "condition:rank=0" not in keys and "condition:rank=1" in keys
+
+
+@pytest.mark.parametrize("target", ["edge", "large", "attr:pad=every-side"])
+def test_pooling_windows_padded_on_every_side(target: str) -> None:
+    from conformance.spec import load_revision, spec_in_use
+    from strategies.draw import draw_examples
+    from strategies.obligations import PAD_EVERY_SIDE
+    from strategies.valid import valid_cases
+
+    spec = load_revision("1.0")
+    level = spec.level("8K")
+    avg = spec.operator("AVG_POOL2D")
+    mode = next(m for m in avg.modes if m.bindings.get("in_out_t") == "i8_t")
+    assert PAD_EVERY_SIDE in pair_obligations(spec, level, avg, mode).obligation_keys()
+    # ARGMAX has no window
+    assert (
+        PAD_EVERY_SIDE
+        not in pair_obligations(
+            spec, level, spec.operator("ARGMAX"), spec.operator("ARGMAX").modes[0]
+        ).obligation_keys()
+    )
+    with spec_in_use(spec):
+        cases = draw_examples(
+            valid_cases(spec, "AVG_POOL2D", mode.mode, level, target=target), 2, 0
+        )
+    assert cases
+    for case in cases:
+        pad = case.graph.main.operators[0].attributes["pad"]
+        # pad_top, pad_bottom, pad_left, pad_right: each at least 1, each below the kernel
+        assert all(p >= 1 for p in pad), pad
+        assert PAD_EVERY_SIDE in vector_facts(spec, case, level)

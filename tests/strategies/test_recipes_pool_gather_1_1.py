@@ -1,10 +1,10 @@
 """Recipes and breakers of TOSA 1.1's AVG_POOL2D_ADAPTIVE, MAX_POOL2D_ADAPTIVE and
 ROW_GATHER, and of the i64_t / Boolean modes 1.1 adds to ARGMAX, GATHER and SCATTER:
 every mode that does not bind a block-scaled type draws valid cases that pass their
-compliance check and breakers that trip the clause they name; the block-scaled modes
-are refused with the reason; the level cases of the _ADAPTIVE operators sit at and just
-above MAX_KERNEL and MAX_STRIDE; and each new mutant is caught on cases the recipes
-draw."""
+compliance check and breakers that trip the clause they name (the block-scaled modes:
+test_recipes_resize_row_gather_block_scaled_1_1.py); the level cases of the _ADAPTIVE
+operators sit at and just above MAX_KERNEL and MAX_STRIDE; and each new mutant is
+caught on cases the recipes draw."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from strategies.recipes.data_sets import KS_LONG, KS_LONG_LOW
 from strategies.recipes.pool_geometry import WINDOW_BREAKERS
 from strategies.shapes import Budget
 from strategies.ties import tie_facts
-from strategies.valid import NoRecipe, unbuildable_reason, valid_cases
+from strategies.valid import valid_cases
 
 V11 = load_revision("1.1-draft")
 LEVEL = V11.level("8K")
@@ -55,9 +55,9 @@ PAIRS = [
     pytest.param(m.operator, m.mode, id=f"{m.operator}-{m.mode}")
     for op in OPERATORS
     for m in V11.operator(op).modes
-    if unbuildable_reason(m) is None
+    # the block-scaled ones: tests/strategies/test_recipes_resize_row_gather_block_scaled_1_1.py
+    if not any("bs32" in v for v in m.bindings.values())
 ]
-BLOCK_SCALED = [m.mode for m in V11.operator("ROW_GATHER").modes if unbuildable_reason(m)]
 
 
 # A long-axis job's budget as generate makes it for two multi-axis data inputs (values,
@@ -79,9 +79,9 @@ def test_the_operators_and_modes() -> None:
     assert {"AVG_POOL2D_ADAPTIVE", "MAX_POOL2D_ADAPTIVE", "ROW_GATHER", "GATHER"} <= set(OPERATORS)
     names = {(op, mode) for op, mode in (p.values for p in PAIRS)}
     assert ("ARGMAX", "signed 64") in names and ("SCATTER", "Boolean (index_t=i64_t)") in names
-    # ROW_GATHER: 2 x (5 + 7) Base combinations and 2 x 3 Extension ones are drawn; the
-    # 2 x 6 that bind a bs32_fp8ue8m0_* composite are not
-    assert sum(op == "ROW_GATHER" for op, _ in names) == 30 and len(BLOCK_SCALED) == 12
+    # ROW_GATHER: 2 x (5 + 7) Base combinations and 2 x 3 Extension ones here; the 2 x 6
+    # that bind a bs32_fp8ue8m0_* composite are tested with RESIZE's
+    assert sum(op == "ROW_GATHER" for op, _ in names) == 30
 
 
 @pytest.mark.parametrize(("op", "mode"), PAIRS)
@@ -103,12 +103,6 @@ def test_valid_cases_pass_and_breakers_trip(op: str, mode: str) -> None:
                 outcome = evaluate(case.graph, case.inputs, spec=V11, level=LEVEL)
                 assert outcome.kind == "error" and outcome.rule is not None, str(outcome)
                 assert outcome.rule.clause == case.rule_broken, f"{case.describe()}: {outcome}"
-
-
-@pytest.mark.parametrize("mode", BLOCK_SCALED[:3])
-def test_block_scaled_modes_are_refused_with_the_reason(mode: str) -> None:
-    with spec_in_use(V11), pytest.raises(NoRecipe, match="block-scaled"):
-        draw_examples(valid_cases(V11, "ROW_GATHER", mode, LEVEL), 1, 0)
 
 
 # -- ROW_GATHER --------------------------------------------------------------------------

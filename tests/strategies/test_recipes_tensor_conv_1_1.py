@@ -2,8 +2,8 @@
 CONV2D, CONV3D and TRANSPOSE_CONV2D that binds no block-scaled type draws valid cases
 that pass their own compliance check, with each operand in the type its declaration
 binds (1.1's mixed-precision modes: in_t != weight_t, A_t != B_t; zero points typed
-in_zp_t / A_zp_t); every breaker trips the ERROR_IF it names; the modes that bind a
-block-scaled type are refused with their reason."""
+in_zp_t / A_zp_t); every breaker trips the ERROR_IF it names.  The modes that bind a
+block-scaled type: tests/strategies/test_recipes_conv_block_scaled_1_1.py."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from strategies.levels import level_limits_for
 from strategies.recipes import RecipeContext
 from strategies.recipes.tensor_conv import block_scaled_refusal
 from strategies.shapes import Budget
-from strategies.valid import NoRecipe, valid_cases
+from strategies.valid import valid_cases
 
 SPEC = load_revision("1.1-draft")
 LEVEL = SPEC.level("8K")
@@ -206,21 +206,6 @@ def test_acc_type_breaker_never_names_an_accumulator_of_these_types() -> None:
         cases = draw_examples(invalid_cases(SPEC, "CONV2D", mode, LEVEL, clause=TYPE_CLAUSE), 20, 5)
     picked = {c.graph.main.operators[0].attributes.get("acc_type") for c in cases}
     assert "BF16" not in picked and picked & {"INT32", "INT48", "INT8"}
-
-
-@pytest.mark.parametrize(
-    "index", [0, len(BLOCK) // 3, len(BLOCK) // 2, len(BLOCK) - 1], ids=lambda i: f"block-{i}"
-)
-def test_block_scaled_modes_are_refused_with_their_reason(index: int) -> None:
-    m = BLOCK[index]
-    reason = block_scaled_refusal(m)
-    assert reason is not None and "block-scaled" in reason and m.mode in reason
-    with spec_in_use(SPEC), pytest.raises(NoRecipe, match="block-scaled"):
-        draw_examples(valid_cases(SPEC, m.operator, m.mode, LEVEL), 1, 0)
-    # The operators' own breakers do not apply to them (nothing to break).
-    rc = RecipeContext(SPEC, SPEC.operator(m.operator), m, LEVEL, Budget())
-    own = {b.clause for b in breakers_for(m.operator, rc) if b.operator != "*"}
-    assert not own, own
 
 
 def test_drawable_modes_have_no_refusal() -> None:

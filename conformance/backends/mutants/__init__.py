@@ -45,6 +45,7 @@ import numpy as np
 
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.reference import REFERENCE_DENORMALS
+from conformance.block_tensor import is_block_scaled
 from conformance.graph import Graph
 from conformance.spec import Spec, load_spec
 from reference.context import OpContext
@@ -106,6 +107,11 @@ class Mutant:
     # Declared denormal modes (type name -> "supported" / "flush"); None declares the
     # reference's (every type supported), {} declares nothing.
     denormals: Mapping[str, str] | None = None
+    # Whether the wrapper handles TOSA 1.1's block-scaled composites (ctx.value gives a
+    # (values, scales) pair).  One that does not is the reference on an operator with a
+    # composite operand: its bug is in the array path, and a wrapper that crashed on a
+    # composite would count as a kill it never made.
+    composites: bool = False
 
     def operator_table(self, base: Mapping[str, OpFunction]) -> dict[str, OpFunction]:
         """``base`` with this mutant's operators wrapped."""
@@ -114,13 +120,26 @@ class Mutant:
             return table
         for name in self.operators:
             if name in base:
-                table[name] = functools.partial(self.wrap, base[name])
+                if self.composites:
+                    table[name] = functools.partial(self.wrap, base[name])
+                else:
+                    table[name] = functools.partial(_arrays_only, self.wrap, base[name])
         return table
 
     def touches(self, graph: Graph) -> bool:
         """Whether ``graph`` has an operator this mutant can change (a vector without
         one gives the reference's result)."""
         return any(op.op in self.operators for b in graph.blocks() for op in b.operators)
+
+
+def _arrays_only(wrap: Wrapper, original: OpFunction, ctx: OpContext) -> Result:
+    """``wrap`` on an operator whose operands are all arrays; the original otherwise."""
+    names = [
+        n for ns in (*ctx.operands.inputs.values(), *ctx.operands.outputs.values()) for n in ns
+    ]
+    if any(is_block_scaled(ctx.block.tensors[n].dtype) for n in names if n in ctx.block.tensors):
+        return original(ctx)
+    return wrap(original, ctx)
 
 
 # -- helper patches: installed for one run, visible only to the running thread ---------
@@ -225,6 +244,7 @@ def mutant(
     patch: tuple[object, str] | None = None,
     helpers: tuple[HelperPatch, ...] = (),
     denormals: Mapping[str, str] | None = None,
+    composites: bool = False,
     stacklevel: int = 1,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as mutant ``name``.
@@ -237,6 +257,8 @@ def mutant(
     ``breaks`` names the part of the spec the bug breaks.  The caller's line is where
     ``spec op NAME --sources`` points; a helper that registers for its callers passes
     ``stacklevel=2`` to record their line instead (as ``warnings.warn`` does).
+    ``composites``: the wrapper handles TOSA 1.1's block-scaled operands (else the
+    reference runs where an operand is one).
 
     >>> @mutant("abs-is-identity", ["ABS"], "all", "ABS returns its input",
     ...         "ABS vectors with negative inputs")
@@ -255,6 +277,7 @@ def mutant(
         patch=patch,
         helpers=helpers,
         denormals=denormals,
+        composites=composites,
     )
 
 
@@ -271,6 +294,7 @@ def _mutant(
     patch: tuple[object, str] | None = None,
     helpers: tuple[HelperPatch, ...] = (),
     denormals: Mapping[str, str] | None = None,
+    composites: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     where = (caller.f_code.co_filename, caller.f_lineno)
 
@@ -282,7 +306,18 @@ def _mutant(
 
         def build(spec: Spec) -> Mutant:
             names = operators(spec) if callable(operators) else operators
-            return Mutant(name, tuple(names), modes, bug, catches, effect, wrap, patches, denormals)
+            return Mutant(
+                name,
+                tuple(names),
+                modes,
+                bug,
+                catches,
+                effect,
+                wrap,
+                patches,
+                denormals,
+                composites,
+            )
 
         _BUILDERS[name] = build
         _DEFINED_AT[name] = where

@@ -20,6 +20,7 @@ from conformance.backends.mutants import (
     mutant,
     with_attrs,
     with_inputs,
+    with_values,
 )
 from conformance.backends.mutants.tools import (
     CONV_OPS,
@@ -29,11 +30,14 @@ from conformance.backends.mutants.tools import (
     round_mantissa,
 )
 from conformance.backends.mutants.tools import output_of as _out
+from conformance.block_tensor import BlockScaled, TensorValue, scale_type
 from conformance.dtypes import FP32, I8, I48, DType
 from conformance.spec import Spec
 from reference import arithmetic as ar
+from reference import mx
 from reference.context import OpContext
 from reference.engine import to_storage
+from reference.expectations import element_values
 from reference.ops import tensor_conv
 from reference.ops.tensor_conv import zero_point_type_var
 from reference.registry import OpFunction
@@ -602,3 +606,119 @@ def _mixed_data_in_weight_type(original: OpFunction, ctx: OpContext) -> Result:
         # fp64 values in the context: the operator reads its inputs through as_float.
         narrowed = ar.as_float(to_storage(x, weight_t))
     return original(with_inputs(ctx, **{data: narrowed}))
+
+
+# -- TOSA 1.1's block-scaled operands (bs32_fp8ue8m0_*_t) ---------------------------------
+
+BLOCK_SCALED_OPS = ("CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T")
+_READ_RULE = (
+    "tensor_read.tosac, tensor_read<in_t, out_t>: value = static_cast<out_t>(value) and "
+    "scale = static_cast<out_t>(scale at index[last] / block_size), then "
+    "apply_mul_s<out_t>(scale, value)"
+)
+
+
+def _with_block_operands(
+    original: OpFunction, ctx: OpContext, change: Callable[[BlockScaled], TensorValue]
+) -> Result:
+    """The operator with each block-scaled operand replaced by ``change`` of it (the
+    reference where it has none)."""
+    found = {}
+    for arg in _dot_inputs(ctx):
+        v = ctx.value(arg)
+        if isinstance(v, BlockScaled):
+            found[ctx.operands.inputs[arg][0]] = change(v)
+    if not found:
+        return original(ctx)
+    original(ctx)  # its ERROR_IFs, on the graph's values
+    return original(with_values(ctx, found))  # type: ignore[arg-type]
+
+
+def _scales_replaced(v: BlockScaled, codes: np.ndarray) -> BlockScaled:
+    st = scale_type(v.dtype)
+    return BlockScaled(v.dtype, v.values, mx.from_bits(codes.reshape(v.scales.shape), st))
+
+
+def _codes(v: BlockScaled) -> np.ndarray:
+    return mx.to_bits(v.scales, scale_type(v.dtype)).astype(np.int64)
+
+
+@mutant(
+    "block-scale-ignored",
+    BLOCK_SCALED_OPS,
+    "a block-scaled in_t / weight_t (A_t / B_t)",
+    "the block-scaled operand's values are used without their scales (every scale read "
+    "as 1.0), as a kernel that handles the value type but drops the scale tensor",
+    "block-scaled convolution / MATMUL_T vectors whose scales are not all 1.0",
+    breaks=_READ_RULE,
+    composites=True,
+)
+def _block_scale_ignored(original: OpFunction, ctx: OpContext) -> Result:
+    def unit(v: BlockScaled) -> BlockScaled:
+        return _scales_replaced(v, np.full(v.scales.shape, mx.UE8M0_BIAS))
+
+    return _with_block_operands(original, ctx, unit)
+
+
+@mutant(
+    "block-scale-first-of-channel",
+    BLOCK_SCALED_OPS,
+    "a block-scaled operand whose scales differ between the blocks of one output channel",
+    "one scale per output channel: a convolution weight's element takes the scale of "
+    "[oc, 0, ..., 0] (every tap and block of the channel), MATMUL_T's B and A and a "
+    "convolution input the first block of their row",
+    "block-scaled vectors with IC (C) of two blocks or more, or kernels larger than 1x1, "
+    "whose scales differ along them",
+    breaks=_READ_RULE + " (the scale index is the element's own, its last coordinate "
+    "divided by the block size)",
+    composites=True,
+)
+def _block_scale_first_of_channel(original: OpFunction, ctx: OpContext) -> Result:
+    conv_weight = ctx.value("weight") if "weight" in ctx.operands.inputs else None
+
+    def first(v: BlockScaled) -> BlockScaled:
+        codes = _codes(v)
+        if v is conv_weight:  # [OC, kernel..., IC / 32]: the channel's first scale
+            lead = codes.reshape(codes.shape[0], -1)[:, :1]
+            return _scales_replaced(
+                v, np.broadcast_to(lead, (codes.shape[0], codes.size // codes.shape[0])).copy()
+            )
+        return _scales_replaced(v, np.broadcast_to(codes[..., :1], codes.shape).copy())
+
+    return _with_block_operands(original, ctx, first)
+
+
+@mutant(
+    "block-nan-scale-as-one",
+    BLOCK_SCALED_OPS,
+    "a block-scaled operand holding the NaN scale (0xFF)",
+    "the NaN scale is treated as 1.0 (exponent field 0xFF cleared to the bias), so its "
+    "block reads as plain values instead of NaN",
+    "block-scaled vectors with a NaN scale (0xFF) in a block that reaches an output",
+    breaks="introduction, fp8ue8m0_t: 'The NaN encoding must be supported' (" + _READ_RULE + ")",
+    composites=True,
+)
+def _block_nan_scale_as_one(original: OpFunction, ctx: OpContext) -> Result:
+    def as_one(v: BlockScaled) -> BlockScaled:
+        codes = _codes(v)
+        return _scales_replaced(v, np.where(codes == mx.UE8M0_NAN, mx.UE8M0_BIAS, codes))
+
+    return _with_block_operands(original, ctx, as_one)
+
+
+@mutant(
+    "block-scale-exact-product",
+    BLOCK_SCALED_OPS,
+    "a block-scaled operand with scale * value outside acc_t's range (fp32 / bf16 "
+    "overflow, bf16 subnormals)",
+    "scale * value is formed exactly (as a kernel that applies each block's scale to a "
+    "wide block sum), never rounded to acc_t: 448 * 2**127 stays finite instead of "
+    "overflowing fp32 to infinity",
+    "block-scaled vectors with the scale 2**127 (or 2**-127 with a bf16 accumulator) on "
+    "values whose product leaves acc_t, in outputs that stay finite or cancel",
+    breaks=_READ_RULE + ": the product is rounded (and overflows) in acc_t",
+    composites=True,
+)
+def _block_scale_exact_product(original: OpFunction, ctx: OpContext) -> Result:
+    # fp64 element values in the context: the operator takes them as read.
+    return _with_block_operands(original, ctx, element_values)
