@@ -26,6 +26,7 @@ from typing import Any
 from conformance.claims import Claim, required_modes
 from conformance.errors import ConformanceError
 from conformance.spec import Spec, TypeSupport, load_spec, use_spec
+from vectors.pack_write import MAX_NAME
 
 DEFAULT_EXAMPLES = 3
 DRAW_SPARE = 4  # extra draws a job may try when a drawn case is not what it needs
@@ -49,7 +50,6 @@ class Job:
     def name(self) -> str:
         if self.kind == "chain":  # the vector's: its last operator and mode, then this
             return f"chain-{_slug(self.operator)}_{self.index:03d}"
-        slug = _slug(self.mode)
         extra = f"_s{self.data_set}" if self.data_set is not None else ""
         if self.level_case:
             kind = f"{_slug(self.limit.removeprefix('MAX_'))}-{self.level_case}"
@@ -57,7 +57,8 @@ class Job:
             kind = _slug(self.target)
         else:
             kind = self.kind
-        return f"{self.operator}_{slug}_{kind}{extra}_{self.index:03d}"
+        tail = f"_{kind}{extra}_{self.index:03d}"
+        return f"{self.operator}_{fitted_slug(self.mode, len(self.operator) + 1 + len(tail))}{tail}"
 
     def seed(self, pack_seed: int) -> int:
         key = f"{pack_seed}|{self.operator}|{self.mode}|{self.kind}|{self.clause}|"
@@ -71,6 +72,18 @@ class Job:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def fitted_slug(mode: str, rest: int) -> str:
+    """The mode's slug, cut where a vector name of ``rest`` more characters would pass
+    MAX_NAME (TOSA 1.1's mixed block-scaled modes: 'Mixed precision fp with bf16/fp32
+    accumulate (in_t=bs32_fp8ue8m0_fp6e2m3_t, weight_t=...)'), with 8 hex digits of
+    the mode's sha256 so that two cut modes never share a name."""
+    slug = _slug(mode)
+    if rest + len(slug) <= MAX_NAME:
+        return slug
+    digest = hashlib.sha256(mode.encode()).hexdigest()[:8]
+    return f"{slug[: max(1, MAX_NAME - rest - 9)].rstrip('-')}-{digest}"
 
 
 @dataclass(frozen=True)
@@ -409,7 +422,12 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
             case,
             spec,
             level,
-            name=f"{case.operator}_{_slug(case.mode)}_{job.name}" if chain else job.name,
+            name=(
+                f"{case.operator}_{fitted_slug(case.mode, len(case.operator) + 2 + len(job.name))}"
+                f"_{job.name}"
+                if chain
+                else job.name
+            ),
             kind="valid" if chain else job.kind,
             clause=job.clause,
             data_set=-1 if job.data_set is None else job.data_set,
@@ -572,9 +590,12 @@ def _run_jobs(
             progress(i + 1, len(jobs))
         return results
     parent = os.getpid()
-    with _quiet_broken_pool(), ProcessPoolExecutor(
-        max_workers=workers, initializer=_job_worker_start, initargs=(parent,)
-    ) as pool:
+    with (
+        _quiet_broken_pool(),
+        ProcessPoolExecutor(
+            max_workers=workers, initializer=_job_worker_start, initargs=(parent,)
+        ) as pool,
+    ):
         # chunks keep per-task overhead low; order of completion does not matter
         try:
             for i, result in enumerate(pool.map(run_job, jobs, [jc] * len(jobs), chunksize=4)):

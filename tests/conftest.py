@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, settings
 # Before any test module loads a spec (several do at import).
 os.environ.setdefault("TOSA_CONFORMANCE_REVISION", "2024-04-draft")
 
-from conformance import spec as spec_module  # noqa: E402  (after the variable is set)
+from conformance import spec as spec_module
 
 settings.register_profile(
     "ci",

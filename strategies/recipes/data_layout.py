@@ -169,7 +169,9 @@ def _concat_words(field: str) -> Callable[[Breaker], Breaker]:
     each applies to the revisions that word it so, and breaks it in their words."""
 
     def register(fn: Breaker) -> Breaker:
-        for words in {*CONCAT_CLAUSES.values(), CONCAT_CLAUSES_1_0}:
+        # in a fixed order (a set's would follow the string hashes, which differ
+        # between processes, and the breakers' order is the vectors' numbering)
+        for words in dict.fromkeys([*CONCAT_CLAUSES.values(), CONCAT_CLAUSES_1_0]):
             breaks("CONCAT", clause=getattr(words, field), applies=_worded(words))(fn)
         return fn
 

@@ -233,3 +233,26 @@ def test_a_worker_that_dies_is_one_line(
     assert code == 2 and err.count("\n") == 1, err
     assert "a generate worker died abruptly" in err and "--jobs 1" in err
     assert not (out / "pack.json").exists()
+
+
+def test_a_long_mode_is_cut_to_a_usable_vector_name() -> None:
+    from conformance.generate import Job, fitted_slug
+    from vectors.pack_write import MAX_NAME
+
+    # A TOSA 1.1 mixed block-scaled mode of TRANSPOSE_CONV2D: its slug alone is 129
+    # characters, 192 with the operator and a level job's tail (kernel-out-pad-above).
+    mode = (
+        "Mixed precision fp with bf16/fp32 accumulate (in_t=bs32_fp8ue8m0_fp6e2m3_t, "
+        "weight_t=bs32_fp8ue8m0_fp8e5m2_t, acc_t=fp32_t)"
+    )
+    job = Job("TRANSPOSE_CONV2D", mode, "level", 0, level_case="above", limit="MAX_KERNEL")
+    name = job.name
+    assert len(name) <= MAX_NAME and name.startswith("TRANSPOSE_CONV2D_mixed-precision-fp")
+    assert name.endswith("_kernel-above_000")
+    other = mode.replace("acc_t=fp32_t", "acc_t=bf16_t")  # differs past the cut only
+    assert (
+        Job("TRANSPOSE_CONV2D", other, "level", 0, level_case="above", limit="MAX_KERNEL").name
+        != name
+    )
+    # a short mode keeps its whole slug, so the names of earlier packs do not move
+    assert fitted_slug("signed 8 with int32 accumulate", 30) == "signed-8-with-int32-accumulate"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from breaker_helpers import assert_breakers_trip
 
 from conformance.backends.reference import ReferenceBackend
 from conformance.block_tensor import BlockScaled, is_block_scaled
@@ -28,7 +29,7 @@ from reference.ops import data_nodes as dn
 from reference.ops.shape import DIM_BLOCK_SIZE_CLAUSE
 from strategies.case import Case
 from strategies.draw import draw_examples
-from strategies.invalid import breakers_for, invalid_cases
+from strategies.invalid import breakers_for
 from strategies.recipes import RecipeContext
 from strategies.shapes import Budget
 from strategies.valid import BLOCK_SCALED_OPERATORS, unbuildable_reason, valid_cases
@@ -120,17 +121,7 @@ def test_every_encoding_and_the_scale_extremes_are_drawn(op: str) -> None:
 @pytest.mark.parametrize(("op", "mode"), MODES)
 def test_breakers_break_the_rule_they_name(op: str, mode: str) -> None:
     rc = RecipeContext(SPEC, SPEC.operator(op), SPEC.operator(op).mode(mode), LEVEL, Budget())
-    seen = set()
-    for entry in breakers_for(op, rc):
-        cases = draw_examples(invalid_cases(SPEC, op, mode, LEVEL, clause=entry.clause), 3, 2)
-        assert cases or entry.optional, f"{op}: no case breaks {entry.clause!r}"
-        for case in cases:
-            outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
-            assert outcome.kind == "error", f"{case.describe()}: {outcome}"
-            assert outcome.rule is not None and outcome.rule.clause == case.rule_broken, (
-                f"{case.describe()}: the reference says {outcome.rule}"
-            )
-            seen.add(entry.clause)
+    seen = assert_breakers_trip(SPEC, op, mode, LEVEL, breakers_for(op, rc), examples=3)
     missing = BLOCK_RULES[op] - seen
     assert not missing, f"{op} [{mode}]: no breaker trips {sorted(missing)}"
 

@@ -11,6 +11,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from breaker_helpers import assert_breakers_trip
 
 from conformance.block_tensor import BlockScaled, is_block_scaled
 from conformance.dtypes import dtype
@@ -22,7 +23,7 @@ from reference.ops.image import BLOCK_IN_CLAUSE, BLOCK_MODE_CLAUSE
 from reference.ops.row_gather import BLOCK_CLAUSE
 from strategies.case import Case
 from strategies.draw import draw_examples
-from strategies.invalid import breakers_for, invalid_cases
+from strategies.invalid import breakers_for
 from strategies.obligations import vector_facts
 from strategies.recipes import RecipeContext
 from strategies.recipes.scatter_gather import WIDE_K
@@ -99,17 +100,7 @@ def test_every_breaker_trips_its_error_if(op: str, mode: str) -> None:
     assert BLOCK_RULES[op] <= clauses
     # The integer rows' "mode of another row" breaker is not one of theirs.
     assert op != "RESIZE" or all(e.fn.__name__ != "mode_of_another_row" for e in entries)
-    seen = set()
-    for entry in entries:
-        cases = draw_examples(invalid_cases(SPEC, op, mode, LEVEL, clause=entry.clause), 1, 2)
-        assert cases or entry.optional, f"{op} [{mode}]: breaker for {entry.clause!r} never applies"
-        for case in cases:
-            outcome = evaluate(case.graph, case.inputs, spec=SPEC, level=LEVEL)
-            assert outcome.kind == "error", f"{case.describe()}: {outcome}"
-            assert outcome.rule is not None and outcome.rule.clause == case.rule_broken, (
-                f"{case.describe()}: reference says {outcome.rule}"
-            )
-            seen.add(entry.clause)
+    seen = assert_breakers_trip(SPEC, op, mode, LEVEL, entries, examples=1)
     missing = BLOCK_RULES[op] - seen
     assert not missing, f"{op} [{mode}]: no breaker trips {sorted(missing)}"
 
