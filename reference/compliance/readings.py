@@ -554,6 +554,20 @@ READINGS: tuple[Reading, ...] = (
         "needs_pro_int",
     ),
     Reading(
+        "chain-intermediate-precision",
+        "introduction, Operator sequence precision requirement: each M[k] implements A[k] "
+        "'with same or higher precision datatypes' and meets A[k]'s accuracy once its output "
+        "is rounded to A[k]'s precision",
+        "A chain vector is judged by its last operator's rule on the reference's values of "
+        "its inputs, so every float result before the last must be exact in any precision: "
+        "only exact operators (data movement, ABS, NEGATE, MAXIMUM, MINIMUM, CLAMP, SELECT, "
+        "comparisons) feed a later one, and rounding ones (ADD, MUL, CAST between floats) "
+        "may only end a chain.  Earlier packs let correctly rounded operators feed others, "
+        "which failed a compliant fp16-in-fp32 backend.",
+        "Arm's conformance tests are single operators: no chains.",
+        "tests/strategies/test_graphs.py::test_a_rounding_float_result_only_ends_a_chain",
+    ),
+    Reading(
         "v11-cast-fp-to-mx-condition",
         "1.1 draft CAST.tosac, the block-scaled out_t branch: 'ERROR_IF(is_floating_point<in_t>"
         "()); // Only allow FP to cast to Mx'",
