@@ -41,6 +41,7 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.block_tensor import BlockScaled
+from conformance.block_tensor import is_block_scaled as is_block_scaled_type
 from conformance.dtypes import DType, IntRange
 from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
 from strategies.domain import DOMAIN_FACT, domain_argument, domain_facts
@@ -744,6 +745,8 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
         facts.add(LONG_AXIS_FACT)
     expected = getattr(vector, "expected", None) or {}
     facts |= _result_facts(op_spec, mode, expected)
+    if op.op == "CAST" and "input" in values:
+        facts |= _cast_overflow(mode, values["input"])
     facts |= {f"round:{f}" for f in tie_facts(op.op, mode, values, attrs, expected, spec)}
     for name, check in (getattr(vector, "checks", None) or {}).items():
         d = check.descriptor
@@ -758,6 +761,22 @@ def vector_facts(spec: Spec, vector: Any, level: Level | None = None) -> set[str
         if ks >= LONG_KS:
             facts.add("dot:ks-long")
     return facts
+
+
+def _cast_overflow(mode: TypeSupport, x: Any) -> set[str]:
+    """CAST's overflow read from its input: a finite value past the float output's
+    largest (the result is infinity, or NaN for a type without one, which the expected
+    result alone does not tell from a NaN input); a block-scaled input's elements are
+    value times scale."""
+    from reference.expectations import element_values
+
+    out_dt = mode.dtype("out_t")
+    if not out_dt.is_float or is_block_scaled_type(out_dt):
+        return set()
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.asarray(element_values(x)).astype(np.float64)
+        big = np.isfinite(v) & (np.abs(v) > out_dt.fp.normal_max)
+    return {"result:overflow"} if bool(np.any(big)) else set()
 
 
 def _result_facts(

@@ -153,6 +153,11 @@ CASES: Cases = {
             lambda: loop_with_branch(1),
         ],
     ),
+    "condition-rank-above-1-rejected": (
+        # a [1, 1] and a rank-5 condition are refused; rank 0 and 1 run as the reference
+        [lambda: cond_if([[True]], [1, 2]), lambda: cond_if(np.ones((1,) * 5, bool), [5])],
+        [lambda: cond_if([True], [1, 2]), lambda: cond_if(False, [3]), lambda: count_to(0, 3)],
+    ),
     "while-loop-carried-in-place": (
         [lambda: fibonacci(3), lambda: fibonacci(1)],
         [

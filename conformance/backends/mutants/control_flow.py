@@ -93,3 +93,27 @@ def _carried_in_place(original: OpFunction, ctx: OpContext) -> Result:
         for j, v in enumerate(new):  # in place, in list order
             values[j] = values[aliased[j]] if j in aliased else v
     return result  # the reference gave up too (EvaluationError) before this
+
+
+@mutant(
+    "condition-rank-above-1-rejected",
+    ["COND_IF", "WHILE_LOOP"],
+    "a one-element condition of rank 2 or more (COND_IF's condition, WHILE_LOOP's cond_graph "
+    "output)",
+    "the lowering extracts the predicate with one index (tensor.extract %c[0], as a "
+    "scalar-or-vector pattern does) and refuses any other condition shape, so a [1, 1] "
+    "condition fails to compile",
+    "COND_IF / WHILE_LOOP vectors whose condition has rank 2 to MAX_RANK (obligation "
+    "condition:rank=R)",
+    effect="rejects valid graph",
+    breaks="COND_IF.tosac: ERROR_IF(tensor_size(shape) != 1) only (any rank); WHILE_LOOP.tosac: "
+    "ERROR_IF(tensor_size(tosa_output_shape(cond_graph)) != 1)",
+)
+def _condition_rank_above_1(original: OpFunction, ctx: OpContext) -> Result:
+    if ctx.operator.op == "COND_IF":
+        rank = ctx.input_tensor("condition").rank
+    else:
+        cond = graph_block(ctx, "cond_graph")
+        rank = cond.tensors[cond.outputs[0]].rank if cond.outputs else 0
+    ctx.error_if(rank > 1, "backend support: a condition of rank <= 1", f"rank {rank}")
+    return original(ctx)
