@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from block_helpers import composite, composite_result, exps
 from reference_helpers import assert_rule
 
 from conformance import dtypes as D
@@ -64,35 +65,6 @@ def graph(in_t: D.DType, out_t: D.DType, shape: tuple[int, ...], **attrs: Any) -
 def run(in_t: D.DType, out_t: D.DType, x: Any, **attrs: Any) -> Outcome:
     shape = tuple(x.shape)
     return evaluate(graph(in_t, out_t, shape, **attrs), {"x": x}, spec=SPEC)
-
-
-def composite_result(outcome: Outcome) -> BlockScaled:
-    assert outcome.valid, str(outcome)
-    y = outcome.outputs["y"]
-    assert isinstance(y, BlockScaled)
-    return y
-
-
-def exps(scales: np.ndarray) -> list[Any]:
-    """The scales' exponents (None: NaN)."""
-    codes = scales.view(np.uint8).astype(int).reshape(-1)
-    return [None if c == mx.UE8M0_NAN else c - mx.UE8M0_BIAS for c in codes]
-
-
-def composite(dt: D.DType, values: Any, exponents: Any) -> BlockScaled:
-    """A composite of ``values`` (codes for fp4, values otherwise; mxint8: raw bytes)
-    whose scales are 2**exponents (None: the NaN scale)."""
-    vt = D.dtype(dt.block_value)
-    v = np.asarray(values)
-    if vt is D.FP4E2M1:
-        held = mx.from_bits(v, vt)
-    elif vt is D.MXINT8:
-        held = v.astype(np.int8)
-    else:
-        held = v.astype(np.float64).astype(vt.storage)
-    e = np.array(exponents, dtype=object)
-    codes = np.where(e == None, mx.UE8M0_NAN, np.where(e == None, 0, e) + mx.UE8M0_BIAS)  # noqa: E711
-    return BlockScaled.of(dt, held, mx.from_bits(codes.astype(int), D.FP8UE8M0))
 
 
 def block(head: list[float], fill: float = 0.0) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from block_helpers import composite
 from reference_helpers import assert_rule
 
 from conformance import dtypes as D
@@ -40,17 +41,6 @@ FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 def _the_1_1_spec() -> Iterator[None]:
     with spec_in_use(SPEC):
         yield
-
-
-def composite(dt: D.DType, values: Any, exponents: Any) -> BlockScaled:
-    """A composite of ``values`` (codes for fp4, values otherwise) whose scales are
-    2**exponents (None: the NaN scale), shaped as the values' blocks."""
-    vt = D.dtype(dt.block_value)
-    v = np.asarray(values)
-    held = mx.from_bits(v, vt) if vt is D.FP4E2M1 else v.astype(np.float64).astype(vt.storage)
-    e = np.array(exponents, dtype=object)
-    codes = np.where(e == None, mx.UE8M0_NAN, np.where(e == None, 0, e) + mx.UE8M0_BIAS)  # noqa: E711
-    return BlockScaled.of(dt, held, mx.from_bits(codes.astype(int), D.FP8UE8M0))
 
 
 def plain(values: Any, dt: D.DType) -> np.ndarray:

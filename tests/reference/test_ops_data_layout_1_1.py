@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from block_helpers import composite_result as result
+from block_helpers import exps
 from reference_helpers import assert_rule
 
 from conformance import dtypes as D
@@ -76,19 +78,6 @@ def run(
         strict=False,
     )  # fmt: skip
     return evaluate(graph, values, spec=SPEC)
-
-
-def result(outcome: Outcome) -> BlockScaled:
-    assert outcome.valid, str(outcome)
-    y = outcome.outputs["y"]
-    assert isinstance(y, BlockScaled)
-    return y
-
-
-def exps(scales: np.ndarray) -> list[Any]:
-    """The scales' exponents (None: NaN), for comparing with the hand-worked ones."""
-    codes = scales.view(np.uint8).astype(int).reshape(-1)
-    return [None if c == mx.UE8M0_NAN else c - mx.UE8M0_BIAS for c in codes]
 
 
 def fp4(codes: list[int] | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -10,10 +10,12 @@ scales.  Every expected value is worked out by hand in the comment beside it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import pytest
+from block_helpers import composite as pair
+from block_helpers import composite_result as result
+from block_helpers import exps
 from reference_helpers import assert_rule
 
 from conformance import dtypes as D
@@ -39,29 +41,6 @@ NEAREST = "NEAREST_NEIGHBOR"
 def _the_1_1_spec() -> Iterator[None]:
     with spec_in_use(SPEC):
         yield
-
-
-def pair(dt: D.DType, values: np.ndarray, exponents: Any) -> BlockScaled:
-    """A composite of ``values`` (codes for fp4e2m1, int8 for mxint8, numbers otherwise)
-    whose scales are 2**exponents (None: the NaN scale), shaped as the values' blocks."""
-    e = np.array(exponents, dtype=object)
-    codes = np.where(e == None, mx.UE8M0_NAN, np.where(e == None, 0, e) + mx.UE8M0_BIAS)  # noqa: E711
-    vt = D.dtype(dt.block_value)
-    held = mx.from_bits(values, vt) if vt is D.FP4E2M1 else values.astype(vt.storage)
-    return BlockScaled.of(dt, held, mx.from_bits(codes.astype(int), D.FP8UE8M0))
-
-
-def exps(scales: np.ndarray) -> list[Any]:
-    """The scales' exponents (None: NaN), in row-major order."""
-    codes = scales.view(np.uint8).astype(int).reshape(-1)
-    return [None if c == mx.UE8M0_NAN else c - mx.UE8M0_BIAS for c in codes]
-
-
-def result(outcome: Outcome) -> BlockScaled:
-    assert outcome.valid, str(outcome)
-    y = outcome.outputs["y"]
-    assert isinstance(y, BlockScaled)
-    return y
 
 
 # --------------------------------------------------------------------------------- RESIZE

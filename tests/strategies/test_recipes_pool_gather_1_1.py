@@ -9,11 +9,11 @@ caught on cases the recipes draw."""
 from __future__ import annotations
 
 import math
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from case_helpers import drawn_cases
 from mutant_cases import Case as MutantCase
 from mutant_cases import failures, run
 
@@ -60,19 +60,8 @@ PAIRS = [
 ]
 
 
-# A long-axis job's budget as generate makes it for two multi-axis data inputs (values,
-# indices): room for K past 2**16.
-LONG_AXIS = Budget(max_elements=65538, max_dim=2048, min_elements=32769)
-
-
-@cache
 def drawn(op: str, mode: str, count: int = 12, target: str | None = None) -> list[Case]:
-    budget = LONG_AXIS if target == "long-axis" else None
-    with spec_in_use(V11):
-        strategy = valid_cases(V11, op, mode, LEVEL, budget, target=target)
-        cases = draw_examples(strategy, count, 5)
-    assert cases
-    return cases
+    return drawn_cases("1.1-draft", op, mode, count, target)
 
 
 def test_the_operators_and_modes() -> None:

@@ -7,28 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from block_helpers import composite
 from mutant_cases import Case
 
 from conformance import dtypes
 from conformance.block_tensor import BlockScaled
 from conformance.builder import single_operator_graph
 from conformance.spec import load_revision, spec_in_use
-from reference import mx
 from targeted_cases import Cases
 
 SPEC_1_1 = load_revision("1.1-draft")
 E4M3 = dtypes.dtype("bs32_fp8ue8m0_fp8e4m3")
 FP4 = dtypes.dtype("bs32_fp8ue8m0_fp4e2m1")
-
-
-def composite(dt: dtypes.DType, values: Any, exponents: Any) -> BlockScaled:
-    """Values (fp4: codes) with scales 2**exponents (None: the NaN scale)."""
-    vt = dtypes.dtype(dt.block_value)
-    v = np.asarray(values)
-    held = mx.from_bits(v, vt) if vt is dtypes.FP4E2M1 else v.astype(vt.storage)
-    e = np.array(exponents, dtype=object)
-    codes = np.where(e == None, mx.UE8M0_NAN, np.where(e == None, 0, e) + mx.UE8M0_BIAS)  # noqa: E711
-    return BlockScaled.of(dt, held, mx.from_bits(codes.astype(int), dtypes.FP8UE8M0))
 
 
 def matmul_t(a: BlockScaled, b: BlockScaled) -> Case:
