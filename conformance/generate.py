@@ -74,6 +74,35 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
+# strategies.level_limits: a level vector whose limit needs a tensor past the element
+# cap (TOSA 1.1's block-scaled convolutions: IC is a whole block, so MAX_KERNEL taps of
+# 32 channels).  One line per operator and tensor, not one per vector.
+_UNHOLDABLE = re.compile(
+    r"^(?P<vector>\S+): ValueError: (?P<op>\w+): the limit needs (?P<tensor>\w+) of shape "
+    r"(?P<shape>\[[^\]]*\]), more than (?P<cap>\d+) elements: no vector can hold it$"
+)
+
+
+def grouped_problems(problems: list[str]) -> list[str]:
+    """``problems`` with the level vectors no tensor can hold grouped per operator."""
+    out: list[str] = []
+    groups: dict[tuple[str, str], list[re.Match[str]]] = {}
+    for p in problems:
+        m = _UNHOLDABLE.match(p)
+        if m is None:
+            out.append(p)
+        else:
+            groups.setdefault((m["op"], m["tensor"]), []).append(m)
+    for (op, tensor), found in sorted(groups.items()):
+        first = found[0]
+        out.append(
+            f"{op}: {len(found)} level vector{'s' * (len(found) != 1)} cannot be made: the "
+            f"limit needs {tensor} past {first['cap']} elements, more than a vector holds "
+            f"(e.g. {first['vector']}: {tensor} of shape {first['shape']})"
+        )
+    return out
+
+
 def fitted_slug(mode: str, rest: int) -> str:
     """The mode's slug, cut where a vector name of ``rest`` more characters would pass
     MAX_NAME (TOSA 1.1's mixed block-scaled modes: 'Mixed precision fp with bf16/fp32
@@ -718,7 +747,7 @@ def generate(
             "the folder is incomplete and has no pack.json: free space, remove it and rerun"
         )
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
-    problems = [r.problem for r in results if r.problem]
+    problems = grouped_problems([r.problem for r in results if r.problem])
     notes: list[str] = [r.note for r in results if r.note]
     from conformance.certify import UNTESTABLE_OPERATORS
 

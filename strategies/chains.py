@@ -27,6 +27,7 @@ from strategies.graphs import (
 )
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
+from strategies.valid import binds_block_scaled
 
 # -- PAD -> convolution ------------------------------------------------------------------
 #
@@ -63,12 +64,14 @@ def _pad_const(draw: st.DrawFn, dt: DType, zp: int) -> int | float:
 def _pad_conv_modes(
     spec: Spec, pairs: frozenset[tuple[str, str]] | None, conv: str
 ) -> list[TypeSupport]:
-    """The modes of ``conv`` whose input type a PAD mode takes, both among ``pairs``."""
+    """The modes of ``conv`` whose input type a PAD mode takes, both among ``pairs``;
+    not TOSA 1.1's block-scaled ones (the chain's graph holds its weight as an array)."""
     pad_modes = {m.dtype("in_out_t"): m for m in spec.operator("PAD").modes}
     return [
         m
         for m in spec.operator(conv).modes
         if m.dtype("in_t") in pad_modes
+        and not binds_block_scaled(m)
         and (pairs is None or {(conv, m.mode), ("PAD", pad_modes[m.dtype("in_t")].mode)} <= pairs)
     ]
 

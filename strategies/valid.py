@@ -29,11 +29,15 @@ BLOCK_SCALED_OPERATORS = frozenset(
 )
 
 
+def binds_block_scaled(mode: TypeSupport) -> bool:
+    """Whether ``mode`` binds a block-scaled composite type (TOSA 1.1's bs32_*)."""
+    return any(dtype(v).kind == "block" for k, v in mode.bindings.items() if _is_type(k, v))
+
+
 def unbuildable_reason(mode: TypeSupport) -> str | None:
     """Why no vector of ``mode`` can be made whatever its recipe does, or None: a
     block-scaled mode of an operator the reference has no block-scaled form of."""
-    binds = any(dtype(v).kind == "block" for k, v in mode.bindings.items() if _is_type(k, v))
-    if binds and mode.operator not in BLOCK_SCALED_OPERATORS:
+    if binds_block_scaled(mode) and mode.operator not in BLOCK_SCALED_OPERATORS:
         return (
             f"it binds a block-scaled type (bs32_*), and the reference has no block-scaled "
             f"{mode.operator} yet"

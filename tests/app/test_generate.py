@@ -256,3 +256,29 @@ def test_a_long_mode_is_cut_to_a_usable_vector_name() -> None:
     )
     # a short mode keeps its whole slug, so the names of earlier packs do not move
     assert fitted_slug("signed 8 with int32 accumulate", 30) == "signed-8-with-int32-accumulate"
+
+
+def test_level_vectors_no_tensor_can_hold_are_one_line_per_operator() -> None:
+    from conformance.generate import grouped_problems
+
+    # TOSA 1.1's block-scaled CONV2D: IC is a whole block of 32, so MAX_KERNEL = 8192
+    # taps need an input of 8193 * 32 = 262,176 elements (the cap is 65,536).
+    def unholdable(name: str, shape: str) -> str:
+        return (
+            f"{name}: ValueError: CONV2D: the limit needs input of shape {shape}, "
+            "more than 65536 elements: no vector can hold it"
+        )
+
+    lines = grouped_problems(
+        [
+            unholdable("CONV2D_m1_kernel-at_000", "[1, 8193, 1, 32]"),
+            "CONV2D_m2_valid_000: no valid case drawn",
+            unholdable("CONV2D_m2_kernel-above_000", "[1, 8194, 1, 32]"),
+        ]
+    )
+    assert lines == [
+        "CONV2D_m2_valid_000: no valid case drawn",
+        "CONV2D: 2 level vectors cannot be made: the limit needs input past 65536 elements, "
+        "more than a vector holds (e.g. CONV2D_m1_kernel-at_000: input of shape "
+        "[1, 8193, 1, 32])",
+    ]

@@ -155,3 +155,16 @@ def test_a_rounding_float_result_only_ends_a_chain() -> None:
         for op in case.graph.main.operators[:-1]:
             t = case.graph.main.tensors[op.outputs[0]]
             assert not t.dtype.is_float or op.op in ("ABS", "RESHAPE"), case.strategy
+
+
+def test_pad_convolution_chains_leave_out_block_scaled_modes() -> None:
+    # A PAD > CONV2D chain holds the convolution's weight as an array: a bs32 weight
+    # (TOSA 1.1) cannot be one, so those modes start no such chain.
+    from conformance.spec import load_revision
+    from strategies.chains import _pad_conv_modes
+    from strategies.valid import binds_block_scaled
+
+    v11 = load_revision("1.1-draft")
+    modes = _pad_conv_modes(v11, None, "CONV2D")
+    assert modes and not any(binds_block_scaled(m) for m in modes)
+    assert any(binds_block_scaled(m) for m in v11.operator("CONV2D").modes)
