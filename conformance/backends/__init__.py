@@ -42,6 +42,11 @@ BUILTIN: dict[str, tuple[str, str]] = {
         "LiteRT (the 'litert' extra): one .tflite model per vector, CPU interpreter; "
         "the operations of the nnapi manifest (--capabilities nnapi)",
     ),
+    "vulkan": (
+        "conformance.backends.vulkan:VulkanBackend",
+        "Arm's ML SDK for Vulkan (the 'vulkan' extra): model converter to VGF, run by the "
+        "scenario runner on a Vulkan device with the emulation layers; vulkan:device=lvp",
+    ),
     "python": (
         "conformance.backends:python_backend",
         "python:MODULE:FACTORY or python:FILE.py:FACTORY, a Python backend without an entry point",
@@ -53,6 +58,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
 AVAILABILITY: dict[str, str] = {
     "iree": "conformance.backends.iree:unavailable",
     "litert": "conformance.backends.litert:unavailable",
+    "vulkan": "conformance.backends.vulkan:unavailable",
 }
 
 

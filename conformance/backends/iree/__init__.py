@@ -24,11 +24,9 @@ import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.backends.arm.conflicts import find_conflict
-from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.native import is_native, native
+from conformance.backends.arm.native import is_native
 from conformance.backends.arm.revisions import SKIPPED_OPERATORS
-from conformance.backends.arm.translate import ArmGraph, translate, why_untranslatable
+from conformance.backends.arm.translate import ArmGraph, why_untranslatable
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.iree.compiler import CompilerClient
 from conformance.backends.iree.elements import embedded, from_runtime
@@ -37,7 +35,7 @@ from conformance.backends.iree.pipeline import Member, Prepared, Suspects, build
 from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import RUNTIME, Rejection
 from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
-from conformance.block_tensor import arrays
+from conformance.backends.revision.flatbuffer import later_graph
 from conformance.dtypes import SHAPE
 from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
@@ -115,21 +113,10 @@ class IreeBackend:
         if hit is not None and hit[0] is vector:
             return hit[1]
         result: ArmGraph | str | None = self._skip_reason(vector)
-        own = is_native(vector.graph)  # a TOSA 1.0 vector: its own file, no translation
         if result is None:
-            try:
-                if own:
-                    result = native(vector.graph, vector.inputs, embed=embedded)
-                else:
-                    inputs = arrays(vector.inputs)  # the 2024 draft's: no block-scaled tensor
-                    result = translate(vector.graph, inputs, embed=embedded, ts=self.ts)
-            except Untranslatable as exc:
-                result = str(exc)
-        if isinstance(result, ArmGraph) and not own:
-            conflict = find_conflict(
-                vector.graph, arrays(vector.inputs), vector.kind, self._max_nesting(vector)
+            result = later_graph(
+                vector, embed=embedded, ts=self.ts, max_nesting=self._max_nesting(vector)
             )
-            result = conflict or result
         assert result is not None  # a reason, a translation or its conflict
         self._translated[vector.name] = (vector, result)
         return result
