@@ -32,6 +32,7 @@ from _timing import (
     NO_VECTOR,
     OUR_TOOL,
     TOSA_REVISIONS,
+    TosaRevision,
     add_tosa_option,
     generate_argv,
     machine_line,
@@ -130,14 +131,28 @@ def main(argv: list[str] | None = None) -> int:
     rev = TOSA_REVISIONS[args.tosa]
     profiles = profiles_option(ap, args.profile, rev, rev.every_mode)
 
-    print(f"# iree_backend, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {machine_line()}")
-    versions = ", ".join(
-        f"{d} {package_version(d)}"
-        for d in ("iree-base-compiler", "iree-base-runtime", "tosa-tools")
+    return time_backends(
+        args,
+        rev,
+        profiles,
+        "iree_backend",
+        ("iree-base-compiler", "iree-base-runtime", "tosa-tools"),
     )
-    print(f"versions: {versions}")
-    with tempfile.TemporaryDirectory(prefix="bench-iree-") as tmp:
+
+
+def time_backends(
+    args: argparse.Namespace,
+    rev: TosaRevision,
+    profiles: list[str],
+    title: str,
+    distributions: tuple[str, ...],
+) -> int:
+    """Time ``args.backends`` at each of ``args.jobs_list`` on ``args.pack`` (or a pack
+    generated from ``args.ops``), and print the table (the vulkan benchmark shares it)."""
+    print(f"# {title}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+    print(f"machine: {machine_line()}")
+    print("versions: " + ", ".join(f"{d} {package_version(d)}" for d in distributions))
+    with tempfile.TemporaryDirectory(prefix=f"bench-{title}-") as tmp:
         work = Path(tmp)
         pack = args.pack
         if pack is None:

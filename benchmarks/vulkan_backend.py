@@ -15,25 +15,11 @@ vector, the fixed cost of a run that selects no vector, the verdicts.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import tempfile
-from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 
-from _timing import (
-    OUR_TOOL,
-    TOSA_REVISIONS,
-    add_tosa_option,
-    generate_argv,
-    machine_line,
-    package_version,
-    profiles_option,
-    run_timed,
-    tail,
-)
-from iree_backend import count_vectors, measure, table
+from _timing import OUR_TOOL, TOSA_REVISIONS, add_tosa_option, profiles_option
+from iree_backend import time_backends
 
 SDK = (
     "ai-ml-sdk-model-converter", "ai-ml-sdk-scenario-runner",
@@ -60,31 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     rev = TOSA_REVISIONS[args.tosa]
     profiles = profiles_option(ap, args.profile, rev, rev.every_mode)
 
-    print(f"# vulkan_backend, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {machine_line()}")
-    print("versions: " + ", ".join(f"{d} {package_version(d)}" for d in SDK))
-    with tempfile.TemporaryDirectory(prefix="bench-vulkan-") as tmp:
-        work = Path(tmp)
-        pack = args.pack
-        if pack is None:
-            pack = work / "pack"
-            gen = generate_argv(rev, profiles, "--ops", args.ops, "--examples", str(args.examples))
-            gen += ["--no-targeted", "--no-levels"]
-            t = run_timed([*gen, "-o", str(pack), "--quiet"])
-            if t.returncode != 0:
-                raise SystemExit(f"{' '.join(gen)} exited {t.returncode}:\n{tail(t.output)}")
-        made = "" if args.pack else f", --tosa {rev.name} --profile {','.join(profiles)}"
-        print(f"pack: {pack} ({count_vectors(pack)} vectors{made})", flush=True)
-        rows = [
-            measure(pack, backend, int(jobs), args.repeat, work)
-            for backend in args.backends.split(",")
-            for jobs in args.jobs_list.split(",")
-        ]
-    print()
-    print(table(rows))
-    if args.json is not None:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
-    return 0
+    return time_backends(args, rev, profiles, "vulkan_backend", SDK)
 
 
 if __name__ == "__main__":
