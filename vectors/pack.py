@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -55,6 +55,7 @@ __all__ = [
     "Requirements",
     "Vector",
     "VerifyReport",
+    "extract",
     "open_pack",
     "verify",
     "verify_pack",
@@ -107,6 +108,32 @@ def write_pack_index(
     pack_json.validate(doc, "pack", INDEX)
     _atomic_write(Path(pack_dir) / INDEX, pack_json.dumps(doc, INDEX))
     return str(doc["pack_sha256"])
+
+
+def extract(source: PathLike, names: Iterable[str], out: PathLike) -> str:
+    """Copy the vectors ``names`` of the pack at ``source`` into a new pack at ``out``
+    (a folder that does not exist or is empty), byte for byte, after checking their
+    hashes; returns the new pack's sha256.  The new pack keeps the source's spec, claim
+    and seed, records the source's sha256 in its options, and drops the per-pair
+    coverage record, which described the whole source."""
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise PackError(f"{target}: exists and is not an empty folder; not writing into it")
+    with open_pack(source) as pack:
+        chosen = [pack.entry(n) for n in dict.fromkeys(names)]
+        if not chosen:
+            raise PackError(f"{pack.path}: no vector chosen; nothing to extract")
+        pack.check_hashes(e.name for e in chosen)
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in chosen:
+            files = {}
+            for file in entry.files:
+                data = pack.source.read(f"{entry.name}/{file}")
+                assert data is not None  # check_hashes saw every file
+                files[file] = data
+            _replace_folder(target, entry.name, files)
+        meta = replace(pack.meta, options={**pack.meta.options, "extracted_from": pack.pack_sha256})
+        return write_pack_index(target, meta, chosen)
 
 
 def _replace_folder(pack_dir: Path, name: str, files: dict[str, bytes]) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.backends.arm.native import is_native
 from conformance.backends.arm.revisions import SKIPPED_OPERATORS
@@ -56,6 +56,9 @@ from conformance.dtypes import DType
 from conformance.spec import load_revision, load_spec
 from vectors.flatbuffer import format_for
 from vectors.pack_model import LoadedVector
+
+if TYPE_CHECKING:
+    from conformance.backends.vulkan.claim import DeviceClaim
 
 __all__ = ["BATCH_SIZE", "VulkanBackend", "unavailable"]
 
@@ -125,11 +128,22 @@ class VulkanBackend:
             self._runner = import_module("scenario_runner_py")
         return self._runner
 
+    @property
+    def claim(self) -> DeviceClaim | str:
+        """What the device reports of TOSA (:mod:`.claim`), or why it reports nothing."""
+        from conformance.backends.vulkan.claim import device_claim  # its child imports us
+
+        return device_claim(str(self.device.manifest) if self.device else None)
+
     def identity(self) -> dict[str, Any]:
+        from conformance.backends.vulkan.claim import DeviceClaim
+
+        claim = self.claim
         return {
             "sdk": environment.sdk_versions(),
             "device": str(self.device.manifest) if self.device else "the loader's first device",
             "instruction_set": INSTRUCTION_SET,
+            "device_claim": claim.to_json() if isinstance(claim, DeviceClaim) else claim,
             "batch_size": self.batch_size,
         }
 
@@ -171,6 +185,9 @@ class VulkanBackend:
                 f"the device does not claim {op}: the instruction set {INSTRUCTION_SET} "
                 f"of this SDK's converter has no {op} instruction"
             )
+        unclaimed = self._unclaimed(vector)
+        if unclaimed is not None:
+            return unclaimed
         if not is_native(graph):
             skipped = sorted(operators & set(SKIPPED_OPERATORS))
             reason = SKIPPED_OPERATORS[skipped[0]] if skipped else why_untranslatable(graph)
@@ -181,6 +198,20 @@ class VulkanBackend:
             t = main.tensors[name]
             if format_of(t.dtype) is None and not (name in main.inputs and _embedded(t.dtype)):
                 return f"graph tensor {name!r} is {t.dtype}: Vulkan has no tensor format of it"
+        return None
+
+    def _unclaimed(self, vector: LoadedVector) -> str | None:
+        """The vector's first extension the device's TOSA report leaves out; None when
+        the report names no TOSA profile (the emulation layer's names one profile
+        'Emulation Layer'), since it then says nothing either way."""
+        from conformance.backends.vulkan.claim import DeviceClaim
+
+        claim = self.claim
+        if not isinstance(claim, DeviceClaim) or not claim.names_tosa():
+            return None
+        for ext in vector.requirements.extensions:
+            if ext not in claim.extensions:
+                return f"the device does not claim {ext} (its TOSA report: {claim.summary()})"
         return None
 
     def unsupported(self, vector: LoadedVector) -> str | None:

@@ -11,6 +11,7 @@ or a Vulkan device.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,30 @@ def test_listed_with_its_identity_and_a_device_by_name() -> None:
     assert ident["device"].endswith(".json")
     with pytest.raises(BackendError, match=r"vulkan: no Vulkan driver 'nosuch'; drivers: .*lvp"):
         get_backend("vulkan:device=nosuch")
+
+
+def test_the_device_reports_the_tosa_instruction_set_at_level_8k(backend: VulkanBackend) -> None:
+    from conformance.backends.vulkan.claim import DeviceClaim
+
+    claim = backend.claim
+    assert isinstance(claim, DeviceClaim), claim
+    assert claim.instruction_set == "TOSA.001000.1" and claim.level == "8K"
+    assert backend.identity()["device_claim"]["instruction_set"] == "TOSA.001000.1"
+
+
+def test_an_extension_a_tosa_named_report_leaves_out_is_skipped(
+    backend: VulkanBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.backends.vulkan.claim import DeviceClaim
+
+    vector = case("ADD-i32")
+    vector.requirements = replace(vector.requirements, extensions=("EXT-INT16",))  # type: ignore[misc]
+    claim = DeviceClaim("gpu0", "TOSA.001000.1", {"PRO-INT": ["conformant"]}, {}, "8K")
+    monkeypatch.setattr(VulkanBackend, "claim", property(lambda self: claim))
+    assert backend._unclaimed(vector) == (
+        "the device does not claim EXT-INT16 (its TOSA report: profiles PRO-INT "
+        "(conformant); extensions none; level 8K)"
+    )
+    claimed = DeviceClaim("gpu0", "TOSA.001000.1", {"PRO-INT": []}, {"EXT-INT16": []}, "8K")
+    monkeypatch.setattr(VulkanBackend, "claim", property(lambda self: claimed))
+    assert backend._unclaimed(vector) is None

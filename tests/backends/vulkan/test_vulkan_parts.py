@@ -402,3 +402,46 @@ def test_a_device_is_found_by_name_or_manifest(tmp_path: Path) -> None:
     assert environment.find_device(str(path)).manifest == path.resolve()
     with pytest.raises(ValueError, match="no Vulkan driver manifest"):
         environment.find_device(str(tmp_path / "none.json"))
+
+
+# -- the device's TOSA claim (claim.py): parsing the query's report ---------------------
+
+
+def _report(profiles: dict[str, list[str]], extensions: dict[str, list[str]]) -> dict[str, Any]:
+    return {
+        "devices": [
+            {"device": "gpu0", "data_graph": [
+                {"name": "OpticalFlow", "operation": "1000631000"},
+                {"name": "TOSA.001000.1", "profiles": profiles, "extensions": extensions,
+                 "level": "8K"},
+            ]},
+        ]
+    }  # fmt: skip
+
+
+def test_a_report_in_tosa_names_is_a_claim_whose_absences_count() -> None:
+    from conformance.backends.vulkan.claim import parse
+
+    claim = parse(_report({"PRO-INT": ["conformant"]}, {"EXT-INT16": ["accelerated"]}))
+    assert not isinstance(claim, str)
+    assert claim.device == "gpu0" and claim.instruction_set == "TOSA.001000.1"
+    assert claim.names_tosa() and claim.level == "8K"
+    assert claim.summary() == (
+        "profiles PRO-INT (conformant); extensions EXT-INT16 (accelerated); level 8K"
+    )
+
+
+def test_the_emulation_layers_report_names_no_tosa_profile() -> None:
+    from conformance.backends.vulkan.claim import parse
+
+    # What the SDK 0.11 emulation layer reports: one 'profile' named after itself.
+    claim = parse(_report({"Emulation Layer": ["conformant"]}, {}))
+    assert not isinstance(claim, str) and not claim.names_tosa()
+
+
+def test_a_report_without_a_tosa_set_says_which_devices_it_saw() -> None:
+    from conformance.backends.vulkan.claim import parse
+
+    report = {"devices": [{"device": "llvmpipe", "data_graph": [{"name": "OpticalFlow"}]}]}
+    assert parse(report) == "no Vulkan device reports a TOSA instruction set (devices: llvmpipe)"
+    assert parse({"devices": []}).endswith("(devices: none)")  # type: ignore[union-attr]
