@@ -352,6 +352,21 @@ READINGS: tuple[Reading, ...] = (
         "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_single_and_double_round",
     ),
     Reading(
+        "v1-inexact-round-require",
+        "1.0 RESCALE.tosac with scale_helpers apply_scale_16 'REQUIRE(result >= "
+        "minimum<int32_t> && result <= maximum<int32_t>)' and apply_add_s's REQUIRE, under "
+        "the INEXACT_ROUND precision requirement (any integer within err_bnd of out_ref)",
+        "The REQUIREs hold only where they hold for every result INEXACT_ROUND allows: "
+        "where out_ref +/- err_bnd (plus output_zp) crosses the int32 limits, a compliant "
+        "implementation may break them, so the graph is unpredictable and is not a valid "
+        "vector.",
+        "Arm's model computes INEXACT_ROUND in floating point: next to the int32 limit it "
+        "wraps (-32768 for 32767) or stops on the REQUIRE; the 22 RESCALE disagreements of "
+        "the 1.0 pack were such vectors.",
+        "tests/reference/test_ops_type_conversion_rescale_1_0.py::test_inexact_round_require"
+        "s_every_allowed_result_to_fit_int32",
+    ),
+    Reading(
         "v1-inexact-round-range",
         "1.0 RESCALE.tosac, INEXACT_ROUND: the result range is clipped to "
         "minimum_s<out_t>()/maximum_s<out_t>() whatever output_unsigned says",

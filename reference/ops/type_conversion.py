@@ -41,7 +41,7 @@ from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
-from reference.compliance.checker import int_range
+from reference.compliance.checker import INEXACT_ROUND_ULP, int_range
 from reference.compliance.descriptor import IntRangeParams
 from reference.context import OpContext
 from reference.ops.block_scaled import block_scales
@@ -460,8 +460,13 @@ def rescale(ctx: OpContext) -> Result:
         result, checks = apply_scale_32(value, multiplier, shift, flags["double_round"])
     else:
         result, checks = apply_scale_16(value, multiplier, shift)
+    inexact = rounding == "INEXACT_ROUND"
+    if inexact and not flags["scale32"]:
+        checks.append(inexact_requires(value, multiplier, shift, 0, SCALE16_RESULT_CLAUSE))
     result = result + out_zp
     checks.append((ADD_ZP_CLAUSE, (result >= I32_MIN) & (result <= I32_MAX)))
+    if inexact:
+        checks.append(inexact_requires(value, multiplier, shift, out_zp, ADD_ZP_CLAUSE))
     shown = {"value": value, "multiplier": multiplier, "shift": shift}
     ar.require_each(ctx, shape, checks, shown)
 
@@ -487,6 +492,20 @@ def inexact_scaled(
     m = np.asarray(multiplier, np.float64)
     scale = np.exp2(-np.asarray(shift, np.float64))
     return np.asarray(value, np.float64) * m * scale + out_zp
+
+
+def inexact_requires(
+    value: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int, clause: str
+) -> tuple[str, np.ndarray]:
+    """Reading ``v1-inexact-round-require``: with INEXACT_ROUND the int32 result may be
+    any integer within err_bnd of out_ref (plus ``out_zp``), so a REQUIRE that it fits
+    int32 (apply_scale_16's, apply_add_s's) holds only where it holds for every one of
+    them; elsewhere a compliant implementation may break it, and the result is
+    unpredictable."""
+    ref = inexact_scaled(value, multiplier, shift, 0)
+    err = 0.5 + (3.0 * np.abs(ref) + np.abs(ref + out_zp)) * INEXACT_ROUND_ULP
+    low, high = np.ceil(ref + out_zp - err), np.floor(ref + out_zp + err)
+    return clause, (low >= I32_MIN) & (high <= I32_MAX)
 
 
 def inexact_round_range(

@@ -273,3 +273,32 @@ def test_exact_roundings_keep_the_exact_check() -> None:
     exp = expect(graph, {"x": np.array([3], np.int16)}, spec=SPEC)
     assert exp.checks["y"].descriptor.mode is Mode.EXACT
     assert not exp.check("y", np.array([1], np.int8)).passed  # 1.5 rounds half up to 2
+
+
+def test_inexact_round_requires_every_allowed_result_to_fit_int32() -> None:
+    # Reading v1-inexact-round-require.  i48 -> i32, scale16 of 1.0 (1 << 14, shift 14):
+    # out_ref = x, err_bnd = 0.5 + 4 * x * 2**-24.  For x = 2147483640, err_bnd is 512.5
+    # and floor(x + 512.5) = 2147484152 passes I32_MAX: an INEXACT_ROUND implementation
+    # may produce it and break apply_scale_16's REQUIRE, so the result is unpredictable.
+    # For x = 2147483000 the highest allowed, 2147483512, fits (647 below I32_MAX).
+    near, clear = 2147483640, 2147483000
+    kwargs: dict[str, Any] = {"scale32": False, "rounding_mode": "INEXACT_ROUND"}
+    got = rescale([near], "i48", "i32", [1 << 14], [14], **kwargs)
+    assert_rule(got, "REQUIRE", tc.SCALE16_RESULT_CLAUSE)
+    assert out(rescale([clear], "i48", "i32", [1 << 14], [14], **kwargs)) == [clear]
+    # SINGLE_ROUND has one result, which fits: the same input is valid.
+    single = rescale([near], "i48", "i32", [1 << 14], [14], scale32=False)
+    assert out(single) == [near]
+
+
+def test_inexact_round_requires_the_zero_point_sum_to_fit_int32() -> None:
+    # i48 -> i8, scale16 of 1.0, x = 2147483100: err_bnd = 0.5 + 4 * x * 2**-24 is
+    # 512.5 (to 1e-5), so the scaled results reach 2147483612, which fits; plus
+    # output_zp 127 they reach floor(2147483227 + 512.5) = 2147483739 > I32_MAX, so
+    # apply_add_s's REQUIRE may break.  The exact sum, 2147483227, fits.
+    kwargs: dict[str, Any] = {"scale32": False, "output_zp": 127}
+    got = rescale(
+        [2147483100], "i48", "i8", [1 << 14], [14], rounding_mode="INEXACT_ROUND", **kwargs
+    )
+    assert_rule(got, "REQUIRE", tc.ADD_ZP_CLAUSE)
+    assert out(rescale([2147483100], "i48", "i8", [1 << 14], [14], **kwargs)) == [127]
