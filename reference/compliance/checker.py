@@ -167,12 +167,17 @@ def int_range(scaled: np.ndarray, p: IntRangeParams, out: DType) -> tuple[np.nda
     err_bnd = 0.5 + (3 |out_ref| + |out_ref + output_zp|) * 2**-24, and the result must
     lie in [ceil(scaled - err_bnd), floor(scaled + err_bnd)] clipped to the output
     type (its unsigned range for an unsigned output: the readings table)."""
-    ref = scaled - p.output_zp
-    err = 0.5 + (3.0 * np.abs(ref) + np.abs(scaled)) * INEXACT_ROUND_ULP
+    low, high = inexact_round_bounds(scaled, p.output_zp)
     lo_t, hi_t = (0, (1 << out.bits) - 1) if p.unsigned else (out.min, out.max)
-    low = np.clip(np.ceil(scaled - err), lo_t, hi_t)
-    high = np.clip(np.floor(scaled + err), lo_t, hi_t)
-    return low, high
+    return np.clip(low, lo_t, hi_t), np.clip(high, lo_t, hi_t)
+
+
+def inexact_round_bounds(scaled: np.ndarray, output_zp: int) -> tuple[np.ndarray, np.ndarray]:
+    """ceil(scaled - err_bnd) and floor(scaled + err_bnd), before any clipping: every
+    integer INEXACT_ROUND allows for ``scaled`` = out_ref + output_zp in fp64."""
+    ref = scaled - output_zp
+    err = 0.5 + (3.0 * np.abs(ref) + np.abs(scaled)) * INEXACT_ROUND_ULP
+    return np.ceil(scaled - err), np.floor(scaled + err)
 
 
 def _int_reading(act: np.ndarray, out: DType, unsigned: bool) -> np.ndarray:

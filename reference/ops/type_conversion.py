@@ -41,7 +41,7 @@ from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
-from reference.compliance.checker import INEXACT_ROUND_ULP, int_range
+from reference.compliance.checker import inexact_round_bounds, int_range
 from reference.compliance.descriptor import IntRangeParams
 from reference.context import OpContext
 from reference.ops.block_scaled import block_scales
@@ -502,9 +502,7 @@ def inexact_requires(
     int32 (apply_scale_16's, apply_add_s's) holds only where it holds for every one of
     them; elsewhere a compliant implementation may break it, and the result is
     unpredictable."""
-    ref = inexact_scaled(value, multiplier, shift, 0)
-    err = 0.5 + (3.0 * np.abs(ref) + np.abs(ref + out_zp)) * INEXACT_ROUND_ULP
-    low, high = np.ceil(ref + out_zp - err), np.floor(ref + out_zp + err)
+    low, high = inexact_round_bounds(inexact_scaled(value, multiplier, shift, out_zp), out_zp)
     return clause, (low >= I32_MIN) & (high <= I32_MAX)
 
 

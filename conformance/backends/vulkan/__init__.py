@@ -201,7 +201,7 @@ class VulkanBackend:
         return None
 
     def _unclaimed(self, vector: LoadedVector) -> str | None:
-        """The vector's first extension the device's TOSA report leaves out; None when
+        """The vector's profile or first extension the device's TOSA report leaves out; None when
         the report names no TOSA profile (the emulation layer's names one profile
         'Emulation Layer'), since it then says nothing either way."""
         from conformance.backends.vulkan.claim import DeviceClaim
@@ -209,6 +209,12 @@ class VulkanBackend:
         claim = self.claim
         if not isinstance(claim, DeviceClaim) or not claim.names_tosa():
             return None
+        wanted = vector.requirements.profiles  # any one of them will do
+        if wanted and not set(wanted) & set(claim.profiles):
+            return (
+                f"the device does not claim {' or '.join(wanted)} "
+                f"(its TOSA report: {claim.summary()})"
+            )
         for ext in vector.requirements.extensions:
             if ext not in claim.extensions:
                 return f"the device does not claim {ext} (its TOSA report: {claim.summary()})"

@@ -63,13 +63,6 @@ class _InstanceCreateInfo(ctypes.Structure):
     ]  # fmt: skip
 
 
-class _QueueFamilyProperties(ctypes.Structure):
-    _fields_ = [
-        ("queueFlags", ctypes.c_uint32), ("queueCount", ctypes.c_uint32),
-        ("timestampValidBits", ctypes.c_uint32), ("granularity", ctypes.c_uint32 * 3),
-    ]  # fmt: skip
-
-
 class _DataGraphProperties(ctypes.Structure):
     # VkQueueFamilyDataGraphPropertiesARM: engine {type, isForeign}, operation
     # {operationType, name, version}

@@ -174,3 +174,11 @@ def test_an_extension_a_tosa_named_report_leaves_out_is_skipped(
     claimed = DeviceClaim("gpu0", "TOSA.001000.1", {"PRO-INT": []}, {"EXT-INT16": []}, "8K")
     monkeypatch.setattr(VulkanBackend, "claim", property(lambda self: claimed))
     assert backend._unclaimed(vector) is None
+    # A profile the report leaves out: a PRO-INT vector on a PRO-FP-only device.
+    vector.requirements = replace(vector.requirements, profiles=("PRO-INT",))  # type: ignore[misc]
+    fp_only = DeviceClaim("gpu0", "TOSA.001000.1", {"PRO-FP": []}, {"EXT-INT16": []}, "8K")
+    monkeypatch.setattr(VulkanBackend, "claim", property(lambda self: fp_only))
+    assert backend._unclaimed(vector) == (
+        "the device does not claim PRO-INT (its TOSA report: profiles PRO-FP (no quality); "
+        "extensions EXT-INT16 (no quality); level 8K)"
+    )
