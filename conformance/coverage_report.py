@@ -80,3 +80,75 @@ def markdown_table(rows: Iterable[FamilyRow]) -> str:
             f"{r.vectors.get('level', 0)} | {r.median:,} | {r.largest:,} |"
         )
     return "\n".join(lines) + "\n"
+
+
+@dataclass
+class PairComparison:
+    """One (operator, mode) of a family in two packs: each pack's vectors and the
+    obligations it meets, and the obligations only one of them meets."""
+
+    operator: str
+    mode: str
+    vectors: tuple[int, int]
+    met: tuple[set[str], set[str]]
+    obligations: int  # the pair's obligations (from whichever pack records the pair)
+
+    @property
+    def only(self) -> tuple[set[str], set[str]]:
+        a, b = self.met
+        return a - b, b - a
+
+
+def compare_family(spec: Spec, packs: tuple[Path, Path], family: str) -> list[PairComparison]:
+    """Every (operator, mode) of ``family`` (a tosa.xml operator group, matched without
+    case) that either pack has a vector or a coverage record of, side by side."""
+    from vectors.pack import open_pack
+
+    groups = {op.group.casefold(): op.group for op in spec.operators.values()}
+    if family.casefold() not in groups:
+        known = ", ".join(sorted(set(groups.values())))
+        raise KeyError(f"unknown operator family {family!r}; the families: {known}")
+    group = groups[family.casefold()]
+    pairs: dict[tuple[str, str], PairComparison] = {}
+
+    def pair(operator: str, mode: str) -> PairComparison:
+        return pairs.setdefault(
+            (operator, mode), PairComparison(operator, mode, (0, 0), (set(), set()), 0)
+        )
+
+    for side, path in enumerate(packs):
+        with open_pack(path) as pack:
+            for e in pack.entries:
+                if spec.operator(e.operator).group == group:
+                    p = pair(e.operator, e.mode)
+                    counts = list(p.vectors)
+                    counts[side] += 1
+                    p.vectors = (counts[0], counts[1])
+            for c in pack.coverage or []:
+                if spec.operator(c["operator"]).group == group:
+                    p = pair(c["operator"], c["mode"])
+                    p.met[side].update(c["met"])
+                    p.obligations = max(p.obligations, len(c["met"]) + len(c["unmet"]))
+    return [pairs[k] for k in sorted(pairs)]
+
+
+def comparison_table(rows: Iterable[PairComparison], names: tuple[str, str]) -> str:
+    """The side-by-side table, then each obligation only one pack meets."""
+    a, b = names
+    lines = [
+        f"| operator | mode | obligations | met by {a} | met by {b} | only {a} | only {b} | "
+        f"vectors {a} | vectors {b} |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    notes: list[str] = []
+    totals = [0, 0, 0, 0, 0, 0, 0]
+    for r in rows:
+        only_a, only_b = r.only
+        cells = [r.obligations, len(r.met[0]), len(r.met[1]), len(only_a), len(only_b)]
+        cells += list(r.vectors)
+        totals = [t + c for t, c in zip(totals, cells, strict=True)]
+        lines.append(f"| {r.operator} | {r.mode} | " + " | ".join(map(str, cells)) + " |")
+        notes += [f"  {r.operator} [{r.mode}] only {a}: {k}" for k in sorted(only_a)]
+        notes += [f"  {r.operator} [{r.mode}] only {b}: {k}" for k in sorted(only_b)]
+    lines.append("| **all** | | " + " | ".join(f"**{t}**" for t in totals) + " |")
+    return "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")

@@ -198,6 +198,9 @@ def element_bytes(value: object, dtype: DType) -> bytes:
 # ---------------------------------------------------------------------------- reading
 
 
+_SCALAR_KINDS = frozenset({L.Kind.INT, L.Kind.BOOL})
+
+
 def decode_attributes(
     op: str, operator: ReadTable, element_type: ElementType, layout: L.Layout = L.LAYOUT_1_0
 ) -> dict[str, object]:
@@ -216,7 +219,10 @@ def decode_attributes(
         raise DecodeError(f"{op} operator declares {found} but has no attribute table")
     out: dict[str, object] = {}
     for af in layout.attribute_fields(op):
-        if not attr.present(af.name):
+        # An integer or bool at its schema default (0, false) is absent from the
+        # table when the writer does not force defaults, as Arm's serializer does not:
+        # absent means that default there, never a missing attribute.
+        if not attr.present(af.name) and af.kind not in _SCALAR_KINDS:
             continue
         try:
             out[af.name] = _decode(attr, af, element_type, layout)

@@ -100,20 +100,32 @@ class Provenance:
     index: int
     regenerate: str
     rule_broken: str | None = None
+    # A vector imported from another suite (conformance.arm_suite.importer): that
+    # suite's test name, tool version, own verdict and compliance, and every conflict
+    # between them and our rules.  None for a vector this program generated.
+    imported: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "strategy": self.strategy,
             "seed": self.seed,
             "index": self.index,
             "regenerate": self.regenerate,
             "rule_broken": self.rule_broken,
         }
+        if self.imported is not None:
+            out["imported"] = self.imported
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Provenance:
         return cls(
-            data["strategy"], data["seed"], data["index"], data["regenerate"], data["rule_broken"]
+            data["strategy"],
+            data["seed"],
+            data["index"],
+            data["regenerate"],
+            data["rule_broken"],
+            data.get("imported"),
         )
 
     @property

@@ -6,7 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
-from conformance.coverage_report import family_rows, markdown_table
+from conformance.cli.main import UsageError
+from conformance.coverage_report import (
+    compare_family,
+    comparison_table,
+    family_rows,
+    markdown_table,
+)
 from conformance.spec import Spec
 
 
@@ -20,12 +26,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("pack", metavar="PACK", help="pack folder, or a zip of one")
     p.add_argument("--json", action="store_true", help="the pack's per-pair record as JSON")
+    p.add_argument(
+        "--against",
+        metavar="OTHER",
+        help="a second pack (an imported Arm suite, another release) to set beside PACK, "
+        "pair by pair, for the family --family names",
+    )
+    p.add_argument("--family", metavar="GROUP", help="the operator family for --against")
     p.set_defaults(run=_run)
 
 
 def _run(spec: Spec, args: argparse.Namespace) -> int:
     from vectors.pack import open_pack
 
+    if bool(args.against) != bool(args.family):
+        raise UsageError("--against and --family go together: the pack to compare, and the family")
+    if args.against:
+        return _compare(spec, args)
     if args.json:
         with open_pack(args.pack) as pack:
             print(json.dumps(pack.coverage, indent=1))
@@ -43,3 +60,21 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
     for c, k, why in unmet:
         print(f"  {c['operator']} [{c['mode']}] {k}: {why}")
     return 0
+
+
+def _compare(spec: Spec, args: argparse.Namespace) -> int:
+    packs = (Path(args.pack), Path(args.against))
+    try:
+        rows = compare_family(spec, packs, args.family)
+    except KeyError as exc:
+        raise UsageError(f"--family {args.family}: {exc.args[0]}") from None
+    names = (_label(packs[0]), _label(packs[1]))
+    if names[0] == names[1]:
+        names = ("PACK", "OTHER")
+    print(comparison_table(rows, names), end="")
+    return 0
+
+
+def _label(path: Path) -> str:
+    """A short column name: the pack folder's name."""
+    return path.resolve().name or str(path)

@@ -89,7 +89,21 @@ def select_spec(args: argparse.Namespace) -> Spec:
             f"{args.pack} is a TOSA {pack} pack, judged by that revision's rules; "
             f"drop --tosa {args.tosa}, or generate a pack with --tosa {args.tosa}"
         )
-    return load_revision(pack or args.tosa or revisions.default_revision())
+    arm = None if pack or args.tosa else _arm_revision(getattr(args, "arm_dirs", None))
+    return load_revision(pack or args.tosa or arm or revisions.default_revision())
+
+
+def _arm_revision(dirs: list[str] | None) -> str | None:
+    """The revision of the first readable graph of Arm's tests under ``dirs`` (import-arm
+    judges them by their own revision); None when there is none (the import says why)."""
+    if not dirs:
+        return None
+    from conformance.arm_suite.importer import detect_revision, find_tests
+
+    try:
+        return detect_revision(find_tests(dirs))
+    except ConformanceError:
+        return None
 
 
 def _pack_revision(pack: str | None) -> str | None:
@@ -111,9 +125,11 @@ def _pack_revision(pack: str | None) -> str | None:
 
 def build_parser() -> argparse.ArgumentParser:
     from conformance.cli import (
+        arm_cmd,
         capabilities_cmd,
         certify_cmd,
         coverage_cmd,
+        export_arm_cmd,
         fuzz_cmd,
         generate_cmd,
         merge_cmd,
@@ -153,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     coverage_cmd.register(sub)
     spec_cmd.register(sub)
     capabilities_cmd.register(sub)
+    arm_cmd.register(sub)
+    export_arm_cmd.register(sub)
     return parser
 
 
