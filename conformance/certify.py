@@ -21,8 +21,8 @@ from conformance import __version__, revisions
 from conformance.capabilities.select import MANIFEST_SKIP
 from conformance.claim_scope import CLAIM_SKIP
 from conformance.claims import Claim, required_modes
-from conformance.runner import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
 from conformance.spec import Spec
+from conformance.verdicts import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
 
 # Operators no pack can test: the spec leaves what they compute to the implementation.
 # They are listed in the certificate as such, never counted as met or failed.

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from conformance.capabilities.report import subset_html, subset_markdown
 from conformance.certify import Certificate, ChainFailure, PairResult, not_met_reason
 from conformance.revisions import pinned
-from conformance.runner import VectorResult
+from conformance.verdicts import VectorResult
 
 # Each state's colour is also its text's: all meet WCAG AA (4.5:1) on the page's white,
 # the cells' #fafafa and the failing cells' FAIL_BACKGROUND (tests/app/test_certify_report.py).

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from conformance.expressions import Num
+from conformance.expressions import Name, Num, parse_expr
 
 if TYPE_CHECKING:
     from conformance.spec import OperatorSpec, TypeSupport
@@ -140,6 +140,24 @@ def _row_gather_lists_rank_3(op: OperatorSpec) -> OperatorSpec:
     return replace(op, arguments=tuple(args)) if args != list(op.arguments) else op
 
 
+def _max_rank_level_limit(op: OperatorSpec) -> OperatorSpec:
+    # Every other operator bounds its tensors' rank with a MAX_RANK levellimit on the
+    # argument whose rank runs to MAX_RANK; these give the rank range alone. (Imported
+    # here: conformance.spec imports this module.)
+    from conformance.spec import LevelLimit
+
+    if any(lim.limit == "MAX_RANK" for a in op.arguments for lim in a.level_limits):
+        return op
+    args = list(op.arguments)
+    for i, a in enumerate(args):
+        if a.type == "tensor_t" and a.rank_max == Name("MAX_RANK") and a.shape.kind == "named":
+            text = f"rank({a.shape.name})"
+            limit = LevelLimit(parse_expr(text), text, "MAX_RANK")
+            args[i] = replace(a, level_limits=(*a.level_limits, limit))
+            return replace(op, arguments=tuple(args))
+    return op
+
+
 ERRATA: tuple[Erratum, ...] = (
     Erratum(
         id="undeclared-acc_t",
@@ -182,6 +200,18 @@ ERRATA: tuple[Erratum, ...] = (
         we_use="a level check on every tensor: elements x element bytes (sub-byte types count "
         "1) <= (1 << (MAX_LOG2_SIZE + 1)) - 1, and every dimension <= (1 << MAX_LOG2_SIZE) - 1",
         why="introduction, 'Tensor size limit'",
+    ),
+    Erratum(
+        id="max_rank-no-levellimit",
+        operators=(),
+        every_operator=True,
+        xml_says="REDUCE_ALL/ANY/MAX/MIN/PRODUCT/SUM, CONST and IDENTITY give a tensor rank "
+        'max="MAX_RANK" but, unlike every other operator, no <levellimit> on MAX_RANK',
+        we_use="a level check rank(shape) <= MAX_RANK on the first tensor argument whose "
+        "rank runs to MAX_RANK (a rank past it is a LEVEL_CHECK, not a valid graph)",
+        why="introduction, 'Levels': the level maxima are checked with LEVEL_CHECK; the "
+        "rank range names the level's MAX_RANK as for every other operator",
+        fix=_max_rank_level_limit,
     ),
     Erratum(
         id="max_nesting-no-levellimit",

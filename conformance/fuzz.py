@@ -28,16 +28,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Unsatisfiable
 
 from conformance.claims import Claim, required_modes
-from conformance.runner import (
-    CRASHED,
-    ERROR_EXPECTED,
-    FAILED,
-    TIMEOUT,
-    IsolatedPool,
-    VectorResult,
-    serve,
-)
+from conformance.executors.local import IsolatedPool
+from conformance.runner import serve
 from conformance.spec import Spec, TypeSupport
+from conformance.verdicts import CRASHED, ERROR_EXPECTED, FAILED, TIMEOUT, VectorResult
 from vectors.pack_model import LoadedVector, Vector
 
 FINDING_KINDS = {

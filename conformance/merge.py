@@ -28,7 +28,7 @@ from conformance.results_file import (
     read_data,
     shown,
 )
-from conformance.runner import VectorResult
+from conformance.verdicts import VectorResult
 from vectors.pack_errors import PackError
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.backends.mutants import catalogue
-from conformance.runner import VectorResult, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import VectorResult
 
 
 @dataclass

@@ -6,11 +6,11 @@ Each vector becomes an item ``OPERATOR::VECTOR`` (under one collector per operat
 marked ``tosa``, with its kind (``valid``, ``error``, ``level``) and its operator
 (``ADD``) as markers and its mode as a keyword, so ``-k``, ``-m``, ``--lf``, ``-n``
 (xdist) and ``--junitxml`` work as for any test.  An item runs
-:func:`conformance.runner.run_one` and is judged by :func:`conformance.runner.judge`:
+:func:`conformance.runner.run_one` and is judged by :func:`conformance.verdicts.judge`:
 a failing vector fails with the judge's detail, a vector the backend declines is
 skipped with its reason, a level vector (reported, never judged) is skipped too.
 
-By default every item runs in a worker process of :class:`conformance.runner.IsolatedPool`
+By default every item runs in a worker process of :class:`conformance.executors.local.IsolatedPool`
 (one per pytest process, so one per xdist worker): a backend that crashes or hangs
 fails that vector only.  ``--tosa-in-process`` runs the backend in the pytest process
 instead, for ``--pdb`` and breakpoints; a backend exception is then an ordinary test
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
 
     from conformance.backends.base import Backend
-    from conformance.runner import IsolatedPool, VectorResult
+    from conformance.executors.local import IsolatedPool
+    from conformance.verdicts import VectorResult
     from vectors.pack import Pack, PackEntry
 
 KINDS = ("valid", "error", "level")
@@ -128,7 +129,8 @@ class _PackRun:
                 keep_out(self.pack_path)
                 self._pack = open_pack(self.pack_path)
             return run_one(self.backend, self._pack.load(entry.name))
-        from conformance.runner import IsolatedPool, pack_worker
+        from conformance.executors.local import IsolatedPool
+        from conformance.runner import pack_worker
 
         if self._pool is None:
             # One worker, reused from item to item and replaced when it dies: the
@@ -321,7 +323,7 @@ class TosaVector(pytest.Item):
         self.extra_keyword_matches.update({entry.operator, entry.kind, entry.mode})
 
     def runtest(self) -> None:
-        from conformance.runner import INFO, SKIPPED
+        from conformance.verdicts import INFO, SKIPPED
 
         result = self.config.stash[_STATE].run(self.entry)
         self.user_properties.append(("tosa_verdict", result.verdict))

@@ -131,8 +131,7 @@ def _number(value: Any, *, optional: bool = False) -> bool:
 
 @cache
 def _verdicts() -> frozenset[str]:
-    from conformance.runner import FAILURES, INFO, PASSED, SKIPPED
-    from conformance.selection import XFAIL, XPASS
+    from conformance.verdicts import FAILURES, INFO, PASSED, SKIPPED, XFAIL, XPASS
 
     return frozenset({*FAILURES, INFO, PASSED, SKIPPED, XFAIL, XPASS})
 
@@ -141,7 +140,7 @@ def _text_map(value: Any) -> bool:
     return isinstance(value, dict) and all(_text(k) and _text(v) for k, v in value.items())
 
 
-# What each field of a result (conformance.runner.VectorResult.to_json) and of each of
+# What each field of a result (conformance.verdicts.VectorResult.to_json) and of each of
 # its outputs (OutputVerdict) may be.
 _OUTPUT: dict[str, Callable[[Any], bool]] = {
     "name": _text,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conformance.atomic_file import write_files
 from conformance.rejudge import PLAIN
-from conformance.runner import (
+from conformance.verdicts import (
     CRASHED,
     ERROR_EXPECTED,
     FAILED,

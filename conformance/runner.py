@@ -1,31 +1,28 @@
 """Run a pack against a backend: every vector isolated, judged, streamed to disk.
 
-Each vector runs in a worker process; a worker that crashes or overruns its timeout
-is killed and replaced, and only that vector fails.  Results are appended to a JSON
-lines file as they come, so an interrupted run resumes where it stopped.  The verdict
-of a vector comes from :func:`judge`, which knows nothing of processes: the pytest
-plugin uses it too.
+Each vector runs in a worker process of :class:`conformance.executors.local.IsolatedPool`
+(or of an executor's pool); this module is the worker loop (:func:`serve`) and the run
+(:func:`run_pack`).  Results are appended to a JSON lines file as they come, so an
+interrupted run resumes where it stopped.  The verdict of a vector comes from
+:func:`conformance.verdicts.judge`, which knows nothing of processes: the pytest plugin
+uses it too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import multiprocessing as mp
-import os
-import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from conformance import process_tree
-from conformance.backends import BackendError, BackendResult, get_backend
+from conformance.backends import get_backend
 from conformance.backends.base import (
     Backend,
     BatchBackend,
@@ -33,264 +30,20 @@ from conformance.backends.base import (
     denormal_modes,
     identity_of,
 )
-from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
-from conformance.dtypes import DType, is_float_storage
-from conformance.rejudge import NOTES, PLAIN, Rejudge, denormal_results
-from conformance.results_file import PRIVATE_FDS, ResultsFile, is_header, make_header, read_lines
-from conformance.selection import XFAIL, XPASS, KnownFailures, Selection
+from conformance.block_tensor import BlockScaled
+from conformance.executors.local import (
+    NOT_STARTED,
+    PREPARED,
+    Batch,
+)
+from conformance.results_file import ResultsFile, make_header
+from conformance.selection import KnownFailures, Selection
 from conformance.spec import use_spec, vendored_spec
-from conformance.worker import LOG_KEPT, captured_output, end_vector_processes, worker_main
-from reference.compliance.denormals import FLUSH, SUPPORTED, DenormalMode, format_modes
+from conformance.verdicts import CRASHED, SKIPPED, RunReport, VectorResult, judge, mark_known
+from conformance.worker import LOG_KEPT, captured_output, end_vector_processes
+from reference.compliance.denormals import format_modes
 from vectors.pack_errors import PackError, one_line
 from vectors.pack_model import LoadedVector
-
-# verdicts; the last four are failures of the backend
-PASSED = "passed"
-SKIPPED = "skipped"
-INFO = "info"  # level vectors: unpredictable by the spec, reported but never judged
-FAILED = "failed"
-ERROR_EXPECTED = "error-expected-but-passed"
-CRASHED = "crashed"
-TIMEOUT = "timeout"
-FAILURES = frozenset({FAILED, ERROR_EXPECTED, CRASHED, TIMEOUT})
-
-
-@dataclass
-class OutputVerdict:
-    name: str
-    passed: bool
-    message: str
-    margin: float | None = None
-    failing: int = 0  # number of failing elements
-    reading: str = PLAIN  # the reading it passed under (conformance.rejudge)
-
-
-@dataclass
-class VectorResult:
-    vector: str
-    operator: str
-    mode: str
-    kind: str
-    verdict: str
-    detail: str = ""
-    margin: float | None = None  # worst fraction of the bound used over the outputs
-    outputs: list[OutputVerdict] = field(default_factory=list)
-    seconds: float = 0.0
-    log: str = ""
-    # The second reading an output needed to pass, if any (conformance.rejudge), and
-    # per type the denormal behaviour this vector showed: "flush" (a flushing reading
-    # was needed) or "supported" (a denormal result passed).
-    reading: str = PLAIN
-    denormals: dict[str, str] = field(default_factory=dict)
-    # The verdict the judge gave a known failure (its verdict is then XFAIL or XPASS).
-    known_failure: str = ""
-    # A chain vector's operators in graph order (empty for one operator's vector): a
-    # chain's failure is the chain's finding, not its last operator's.
-    chain: list[str] = field(default_factory=list)
-
-    @property
-    def chain_path(self) -> str:
-        """``CONV2D > BITWISE_AND > RESHAPE``, or "" for one operator's vector."""
-        return " > ".join(self.chain)
-
-    @property
-    def failed(self) -> bool:
-        return self.verdict in FAILURES
-
-    def to_json(self) -> dict[str, Any]:
-        doc = asdict(self)
-        if self.margin is not None and not np.isfinite(self.margin):
-            doc["margin"] = None  # JSON has no inf; the detail says why
-        for o in doc["outputs"]:
-            if o["margin"] is not None and not np.isfinite(o["margin"]):
-                o["margin"] = None
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> VectorResult:
-        outputs = [OutputVerdict(**o) for o in doc.get("outputs", [])]
-        return cls(**{**doc, "outputs": outputs})
-
-
-def _as_storage(actual: Any, dt: Any) -> np.ndarray:
-    """The backend's array in the tensor's storage dtype, refusing lossy conversions."""
-    arr = np.asarray(actual)
-    if arr.dtype == dt.storage:
-        return arr
-    if dt.is_float:
-        if not is_float_storage(arr.dtype):
-            raise ValueError(f"dtype {arr.dtype} is not a floating-point type")
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = arr.astype(dt.storage)
-            back = out.astype(np.float64)
-        same = (back == arr.astype(np.float64)) | (
-            np.isnan(back) & np.isnan(arr.astype(np.float64))
-        )
-        if not np.all(same):
-            raise ValueError(f"values that are not {dt} values (dtype {arr.dtype})")
-        return out
-    if arr.dtype.kind not in "biu":
-        raise ValueError(f"dtype {arr.dtype}, expected {dt.storage} for {dt}")
-    wide = arr.astype(np.int64)
-    if not np.all(dt.in_range(wide)) if dt.is_int else not np.all((wide == 0) | (wide == 1)):
-        raise ValueError(f"values outside the range of {dt}")
-    return wide.astype(dt.storage)
-
-
-def _judge_block_scaled(vector: LoadedVector, name: str, value: TensorValue) -> OutputVerdict:
-    """The verdict on a block-scaled output (reference.compliance.composite); such an
-    output has no partner and no second reading (a bound only when it is judged as a
-    cast's values and scales, SCALED_VALUES)."""
-    from reference import compliance
-
-    check = vector.checks.get(name)
-    if check is None or check.descriptor is None:
-        return OutputVerdict(name, True, "not checked")
-    try:
-        v = compliance.check(vector.expected[name], check.descriptor, value, check.bound)
-    except ValueError as exc:
-        return OutputVerdict(name, False, f"unusable output: {exc}")
-    return OutputVerdict(name, v.passed, v.message, float(v.max_margin), int(v.failing_count))
-
-
-def judge(
-    vector: LoadedVector,
-    result: BackendResult,
-    seconds: float = 0.0,
-    *,
-    denormals: Mapping[DType, DenormalMode] | None = None,
-) -> VectorResult:
-    """The verdict of one vector from what the backend did with it.
-
-    ``denormals`` are the backend's declared denormal modes (none: either is accepted);
-    an output failing its plain check is given the second readings of
-    :mod:`conformance.rejudge`.
-    """
-    base: dict[str, Any] = dict(  # the fields every verdict shares
-        vector=vector.name,
-        operator=vector.operator,
-        mode=vector.mode,
-        kind=vector.kind,
-        seconds=seconds,
-        log=result.log[-2000:],
-        chain=vector.provenance.chain,
-    )
-    if vector.kind == "level":
-        did = f"rejected it: {result.rejected}" if result.rejected else "returned outputs"
-        return VectorResult(**base, verdict=INFO, detail=f"above a level limit; the backend {did}")
-    if vector.kind == "error":
-        if result.rejected is not None:
-            return VectorResult(**base, verdict=PASSED, detail=f"rejected: {result.rejected}")
-        rule = vector.rule or {}
-        return VectorResult(
-            **base,
-            verdict=ERROR_EXPECTED,
-            detail=f"accepted a graph that breaks ERROR_IF({rule.get('clause', '?')})",
-        )
-    if result.rejected is not None:
-        return VectorResult(
-            **base, verdict=FAILED, detail=f"rejected a valid graph: {result.rejected}"
-        )
-    main = vector.graph.main
-    if not main.outputs:  # an operator with no outputs (ASSERT_EQUAL_SHAPE): it ran
-        return VectorResult(
-            **base, verdict=PASSED, detail="ran without error (the graph has no outputs)"
-        )
-    judged: dict[str, OutputVerdict] = {}
-    worst: float | None = None
-    retry: Rejudge | None = None
-    observed: dict[str, str] = {}
-    from reference import compliance
-
-    usable: dict[str, np.ndarray] = {}  # outputs in their storage, of the right shape
-    for name in main.outputs:
-        t = main.tensors[name]
-        if name not in result.outputs:
-            judged[name] = OutputVerdict(name, False, "no output produced")
-            continue
-        if is_block_scaled(t.dtype):  # values and scales, judged alone and exactly
-            judged[name] = _judge_block_scaled(vector, name, result.outputs[name])
-            margin = judged[name].margin
-            if margin is not None:
-                worst = margin if worst is None else max(worst, margin)
-            continue
-        try:
-            actual = _as_storage(result.outputs[name], t.dtype)
-            if tuple(actual.shape) != t.shape:
-                raise ValueError(f"shape {list(actual.shape)}, expected {list(t.shape)}")
-        except ValueError as exc:
-            judged[name] = OutputVerdict(name, False, f"unusable output: {exc}")
-            continue
-        usable[name] = actual
-    for name, actual in usable.items():
-        t = main.tensors[name]
-        check = vector.checks.get(name)
-        if check is None or check.descriptor is None:
-            judged[name] = OutputVerdict(name, True, "not checked")
-            continue
-        if check.descriptor.mode is compliance.Mode.BLOCK_SCALES:
-            continue  # judged once, with the values output it names (below)
-        partner = None
-        other = check.descriptor.partner
-        if other is not None:
-            if other not in usable:
-                why = f"not judged: its scale output {other!r} is missing or unusable"
-                judged[name] = OutputVerdict(name, False, why)
-                continue
-            reference = vector.expected[other]
-            if not isinstance(reference, np.ndarray):  # a scale output is an array
-                judged[name] = OutputVerdict(name, False, f"unusable scale output {other!r}")
-                continue
-            partner = compliance.Partner(other, main.tensors[other].dtype, reference, usable[other])
-        try:
-            v = compliance.check(
-                vector.expected[name], check.descriptor, actual, check.bound, partner=partner
-            )
-        except ValueError as exc:
-            judged[name] = OutputVerdict(name, False, f"unusable output: {exc}")
-            continue
-        reading, message = PLAIN, v.message
-        if not v.passed:
-            retry = retry or Rejudge(vector, denormals or {})
-            second = retry.retry(name, actual, partner.actual if partner is not None else None)
-            if second is not None:
-                v, reading = second.verdict, second.reading
-                message = f"{NOTES[reading]}: {v.message}"
-                observed.update((d.name, FLUSH) for d in second.flushed)
-        elif denormal_results(actual, t.dtype):
-            observed.setdefault(t.dtype.name, SUPPORTED)
-        margin = float(v.max_margin)
-        worst = margin if worst is None else max(worst, margin)
-        judged[name] = OutputVerdict(
-            name, bool(v.passed), message, margin, int(v.failing_count), reading
-        )
-        if v.scales is not None:  # the scale output's part of the same check
-            s = v.scales
-            text = f"{s.message}, judged with {name}"
-            judged[s.name] = OutputVerdict(
-                s.name, s.passed, text, failing=s.failing_count, reading=reading
-            )
-    for name in main.outputs:  # scales whose values output could not be judged
-        if name not in judged:
-            d = vector.checks[name].descriptor
-            why = f"not judged: its values output {d.partner if d else None!r} was not judged"
-            judged[name] = OutputVerdict(name, False, why)
-    verdicts = [judged[name] for name in main.outputs]
-    ok = all(o.passed for o in verdicts)
-    detail = "; ".join(f"{o.name}: {o.message}" for o in verdicts)
-    used = next((o.reading for o in verdicts if o.reading != PLAIN), PLAIN)
-    return VectorResult(
-        **base,
-        verdict=PASSED if ok else FAILED,
-        detail=detail,
-        margin=worst,
-        outputs=verdicts,
-        reading=used,
-        denormals=observed if ok else {},
-    )
-
-
-# -- isolated execution ---------------------------------------------------------------
 
 
 def backend_view(vector: LoadedVector) -> LoadedVector:
@@ -443,23 +196,6 @@ def _unrun(message: Any, describe: Callable[[Any], tuple[str, str, str]], why: s
     return VectorResult(name, op, mode, kind, CRASHED, why)
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Vectors for one worker to prepare together (``backend.prepare``, see
-    :func:`conformance.backends.base.batch_size`), then run one by one."""
-
-    names: tuple[str, ...]
-    messages: tuple[Any, ...]
-
-
-PREPARED = {"prepared": True}  # what a worker sends when a batch is prepared
-NOT_STARTED = "not-started"  # key of what a worker sends when its backend cannot start
-
-
-class WorkerStartError(BackendError):
-    """The backend cannot run in a worker process: no vector can run (exit status 2)."""
-
-
 def _serve_batch(
     conn: Connection,
     backend: BatchBackend,
@@ -486,202 +222,6 @@ def _serve_batch(
         conn.send(_serve_one(backend, message, load, describe, loaded.get(k), share, views.get(k)))
 
 
-@dataclass
-class _Slot:
-    process: Any
-    conn: Connection
-    name: str | None = None
-    started: float = 0.0
-    # The (name, message) tasks of a batch still to come back, ``name``'s first.
-    todo: list[tuple[str, Any]] = field(default_factory=list)
-    preparing: bool = False
-    tmp: str = ""  # the worker's temporary folder, removed with the worker
-    deaths: int = 0  # workers of this slot that died before taking a vector
-
-
-class IsolatedPool:
-    """Worker processes that each run one vector at a time, replaced when one dies or
-    overruns the timeout."""
-
-    def __init__(
-        self, target: Callable[..., None], args: tuple[Any, ...], workers: int, timeout: float
-    ) -> None:
-        """``target(conn, *args)`` is the worker loop (see :func:`serve`)."""
-        self.ctx = mp.get_context("fork")
-        self.target = target
-        self.args = args
-        self.timeout = timeout
-        self.slots: list[_Slot] = []
-        for _ in range(max(1, workers)):  # one by one: each closes the ends made before it
-            self.slots.append(self._spawn())
-
-    def _spawn(self) -> _Slot:
-        parent, child = self.ctx.Pipe()
-        tmp = tempfile.mkdtemp(prefix="tosa-run-")
-        # The worker must not hold what is the parent's: every parent end (else it never
-        # sees EOF when the parent dies) and the locked results file.
-        ends = [s.conn.fileno() for s in self.slots if not s.conn.closed]
-        private = [parent.fileno(), *ends, *PRIVATE_FDS]
-        bootstrap = (child, private, tmp, os.getpid(), self.target, *self.args)
-        p = self.ctx.Process(target=worker_main, args=bootstrap, daemon=True)
-        p.start()
-        child.close()
-        return _Slot(p, parent, tmp=tmp)
-
-    def _end(self, slot: _Slot) -> None:
-        """Kill the worker and every process below it; remove its temporary folder."""
-        if slot.process.is_alive():
-            process_tree.stop(slot.process.pid)  # it can start nothing more
-            process_tree.kill_descendants(slot.process.pid)
-            slot.process.kill()
-        slot.process.join(5)
-        slot.conn.close()
-        shutil.rmtree(slot.tmp, ignore_errors=True)
-
-    def _replace(self, slot: _Slot) -> None:
-        self._end(slot)
-        fresh = self._spawn()
-        slot.process, slot.conn, slot.name, slot.tmp = fresh.process, fresh.conn, None, fresh.tmp
-        slot.todo, slot.preparing = [], False
-
-    def run(
-        self,
-        tasks: list[tuple[str, Any]],
-        entries: dict[str, Any],
-        on_result: Callable[[VectorResult], None],
-    ) -> None:
-        """Run ``(name, message)`` tasks; ``entries[name]`` has operator, mode and kind,
-        for the results of vectors that crash or time out.  A :class:`Batch` message is
-        a task for each of its vectors; when its worker dies or overruns the time while
-        preparing it, its vectors are sent again one by one, so that only a vector that
-        kills or hangs the backend on its own is blamed."""
-        pending = list(reversed(tasks))
-        busy = 0
-        while pending or busy:
-            for slot in self.slots:
-                if slot.name is None and pending:
-                    slot.name, message = pending.pop()
-                    if isinstance(message, Batch):
-                        slot.todo = list(zip(message.names, message.messages, strict=True))
-                        slot.name, slot.preparing = message.names[0], True
-                    slot.started = time.monotonic()
-                    try:
-                        slot.conn.send(message)
-                    except OSError:  # the worker is gone already: why, and try again
-                        self._check_started(slot)
-                        pending.append((slot.name, message))
-                        self._replace(slot)
-                        continue
-                    busy += 1
-            ready = mp.connection.wait([s.conn for s in self.slots if s.name], timeout=0.05)
-            now = time.monotonic()
-            for slot in self.slots:
-                if slot.name is None:
-                    continue
-                name = slot.name
-                e = entries[name]
-                if slot.conn in ready:
-                    try:
-                        doc = slot.conn.recv()
-                    except (EOFError, OSError):
-                        doc = None
-                    if doc == PREPARED:
-                        slot.preparing, slot.started = False, now
-                        continue
-                    if isinstance(doc, dict) and NOT_STARTED in doc:
-                        raise WorkerStartError(_not_started(doc[NOT_STARTED]))
-                    if doc is not None:
-                        slot.name = None
-                        if slot.todo:  # the next vector of the batch is under way
-                            slot.todo.pop(0)
-                            slot.name = slot.todo[0][0] if slot.todo else None
-                            slot.started = now
-                        busy -= slot.name is None
-                        on_result(VectorResult.from_json(doc))
-                        continue
-                elif not slot.process.is_alive() and _unread(slot.conn):
-                    # Dead, but what it sent before dying is still in the pipe (it died
-                    # after this wait): read that first, or a vector it finished would
-                    # be blamed for the death of the next one.
-                    continue
-                if slot.preparing and (
-                    not slot.process.is_alive()
-                    or slot.conn in ready
-                    or now - slot.started > self.timeout * max(1.0, len(slot.todo) / 16)
-                ):
-                    pending.extend(reversed(slot.todo))  # no vector is to blame yet
-                    self._replace(slot)
-                    busy -= 1
-                    continue
-                if slot.preparing:
-                    continue
-                lost = not slot.process.is_alive() or slot.conn in ready
-                if not lost and now - slot.started <= self.timeout:
-                    continue
-                # The vector under way is blamed; the rest of its batch goes on.
-                rest = slot.todo[1:]
-                if len(rest) > 1:
-                    names, messages = zip(*rest, strict=True)
-                    pending.append((names[0], Batch(names, messages)))
-                else:
-                    pending.extend(rest)
-                if lost:
-                    slot.process.join(1)  # reap it, so that its exit code is known
-                    code = slot.process.exitcode
-                    why = f"killed by signal {-code}" if code and code < 0 else f"exit {code}"
-                    verdict, detail = CRASHED, f"the backend crashed the worker ({why})"
-                else:
-                    verdict, detail = TIMEOUT, f"no result after {self.timeout:g} s"
-                on_result(
-                    VectorResult(
-                        name,
-                        e.operator,
-                        e.mode,
-                        e.kind,
-                        verdict,
-                        detail,
-                        seconds=now - slot.started,
-                    )
-                )
-                self._replace(slot)
-                busy -= 1
-
-    def _check_started(self, slot: _Slot) -> None:
-        """A worker that died before its first vector: the backend's reason if it sent
-        one, else its exit status, as a WorkerStartError. Fresh workers that keep dying
-        so would otherwise be replaced for ever."""
-        with contextlib.suppress(OSError, EOFError):
-            while slot.conn.poll():
-                doc = slot.conn.recv()
-                if isinstance(doc, dict) and NOT_STARTED in doc:
-                    raise WorkerStartError(_not_started(doc[NOT_STARTED]))
-        slot.process.join(1)
-        slot.deaths += 1
-        if slot.deaths >= 2:
-            code = slot.process.exitcode
-            raise WorkerStartError(
-                f"the backend's worker process exited (status {code}) before it ran any "
-                "vector, twice; run one vector with --jobs 1 to see why"
-            )
-
-    def close(self) -> None:
-        for slot in self.slots:
-            if slot.process.is_alive():
-                with contextlib.suppress(OSError):  # a worker that died meanwhile
-                    slot.conn.send(None)
-        for slot in self.slots:
-            slot.process.join(2)
-            self._end(slot)  # also a worker still busy (Ctrl-C), and what it started
-
-
-def _unread(conn: Connection) -> bool:
-    """Whether ``conn`` holds data not yet received (EOF alone is not data)."""
-    try:
-        return bool(conn.poll(0))
-    except (EOFError, OSError):
-        return False
-
-
 def _described(exc: BaseException) -> str:
     try:
         text = str(exc)
@@ -690,44 +230,7 @@ def _described(exc: BaseException) -> str:
         return f"{type(exc).__name__} (its message cannot be shown)"
 
 
-def _not_started(reason: str) -> str:
-    return (
-        f"the backend cannot start in a worker process ({reason}); no vector was run. "
-        "A backend must be usable in a forked process"
-    )
-
-
 # -- the run ------------------------------------------------------------------------
-
-
-@dataclass
-class RunReport:
-    results: list[VectorResult]
-    resumed: int  # results taken over from an earlier, interrupted run
-    seconds: float
-    denormals: dict[str, str] = field(default_factory=dict)  # the backend's declared modes
-    backend: dict[str, Any] = field(default_factory=dict)  # identity_of(the backend)
-
-    @property
-    def failed(self) -> list[VectorResult]:
-        return [r for r in self.results if r.failed]
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for r in self.results:
-            out[r.verdict] = out.get(r.verdict, 0) + 1
-        return out
-
-
-def read_results(path: Path) -> list[VectorResult]:
-    """Results in a JSON lines file (conformance.results_file); its header line, and a
-    torn or garbled line (a killed run), are skipped."""
-    results = []
-    for doc in read_lines(path):
-        if not is_header(doc):
-            with contextlib.suppress(TypeError, KeyError):
-                results.append(VectorResult.from_json(doc))
-    return results
 
 
 def _previous(stream: ResultsFile | None) -> list[VectorResult]:
@@ -746,15 +249,6 @@ class Interrupted(Exception):
         super().__init__(f"interrupted after {done} of {total} vectors; rerun with --resume")
         self.done = done
         self.total = total
-
-
-def mark_known(res: VectorResult, reason: str | None) -> None:
-    """Turn a listed known failure's verdict into XFAIL (it failed) or XPASS (it passed),
-    keeping the judge's verdict in ``known_failure``."""
-    if reason is None or res.verdict in (SKIPPED, INFO, XFAIL, XPASS):
-        return
-    res.known_failure = res.verdict
-    res.verdict = XFAIL if res.failed else XPASS
 
 
 def run_pack(
@@ -863,13 +357,3 @@ def run_pack(
     order = {n: i for i, n in enumerate(names)}
     results.sort(key=lambda r: order[r.vector])
     return RunReport(results, len(done), time.monotonic() - started, declared, identity)
-
-
-def __getattr__(name: str) -> Any:
-    """``summary_lines`` and ``write_junit`` moved to conformance.run_summary; still
-    importable from here, lazily, since that module imports this one."""
-    if name in ("summary_lines", "write_junit"):
-        from conformance import run_summary
-
-        return getattr(run_summary, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

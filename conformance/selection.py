@@ -43,10 +43,6 @@ from typing import Any
 from conformance.errors import ConformanceError
 from conformance.user_files import UserFileError, read_user_text
 
-# Verdicts of vectors listed as known failures (conformance.runner re-exports them).
-XFAIL = "xfail"
-XPASS = "xpass"
-
 
 class SelectionError(ConformanceError, ValueError):
     """A selection option or file is unusable; one line naming the option or the file."""

@@ -1,4 +1,4 @@
-"""What a runner worker process does around its backend (conformance.runner.IsolatedPool).
+"""What a runner worker process does around its backend (conformance.executors.local.IsolatedPool).
 
 * :func:`worker_main` starts every worker: it lets go of the parent's descriptors, dies
   with the parent, adopts the orphans of the processes its backend starts (so they can

@@ -82,11 +82,6 @@ ZERO_SIGN: tuple[ZeroSignRule, ...] = (COPIES, SET_BY_OPERATOR, SELECTIONS)
 TIE_OPERATORS: frozenset[str] = frozenset(SELECTIONS.operators)
 
 
-def rule_for(op: str) -> ZeroSignRule | None:
-    """The table's row for ``op``, or None for an operator without an exact float output."""
-    return next((r for r in ZERO_SIGN if op in r.operators), None)
-
-
 def _zeros(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(is -0.0, is +0.0) element-wise."""
     wide = np.asarray(values).astype(np.float64)

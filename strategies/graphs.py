@@ -142,10 +142,6 @@ def deterministic(op: str) -> bool:
     )
 
 
-def _in_var(mode: TypeSupport) -> str:
-    return "in_out_t" if "in_out_t" in mode.bindings else "in_t"
-
-
 def _out_type(mode: TypeSupport) -> DType:
     return mode.dtype("out_t" if "out_t" in mode.bindings else "in_out_t")
 

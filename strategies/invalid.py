@@ -33,8 +33,6 @@ from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
 from strategies.shapes import Budget
 
-TYPE_CLAUSE = TYPES_CLAUSE
-
 Breaker = Callable[[st.DrawFn, RecipeContext, CaseSpec], CaseSpec | None]
 
 
@@ -115,7 +113,7 @@ def _retypable(rc: RecipeContext) -> bool:
     return False
 
 
-@breaks("*", clause=TYPE_CLAUSE, applies=_retypable)
+@breaks("*", clause=TYPES_CLAUSE, applies=_retypable)
 def unsupported_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """Give one typed tensor an element type that no mode pairs with the others."""
     candidates = []
@@ -134,7 +132,7 @@ def unsupported_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     n_in = len(spec.inputs)
     for k in order:
         i, other = candidates[k]
-        out = broken(spec, TYPE_CLAUSE)
+        out = broken(spec, TYPES_CLAUSE)
         tensors = out.inputs + out.outputs
         t = tensors[i]
         new = TensorDraw(t.name, t.shape, other, None if t.values is None else t.values, t.const)
@@ -227,7 +225,7 @@ def retype_breaker(choices: Sequence[tuple[str, DType]]) -> Breaker:
         if not present:
             return None
         name, dt = draw(st.sampled_from(present), label="retyped tensor")
-        out = broken(spec, TYPE_CLAUSE)
+        out = broken(spec, TYPES_CLAUSE)
         out.retype_tensor(name, dt)
         return out
 

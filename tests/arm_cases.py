@@ -13,7 +13,7 @@ from conformance import dtypes
 from conformance.backends.arm import ArmBackend
 from conformance.builder import GraphBuilder, single_operator_graph
 from conformance.graph import Graph
-from conformance.runner import judge
+from conformance.verdicts import judge
 from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements
 

@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from conformance.atomic_file import Lock, OutputError, write_files
+from conformance.user_files import max_file_bytes, too_big
 from vectors import pack_json
 from vectors.pack_errors import NotAPackError, PackError
 from vectors.pack_model import (
@@ -77,6 +78,11 @@ def write_vector(pack_dir: PathLike, vector: Vector) -> PackEntry:
     swapped in whole: rewriting a vector leaves no file of the old one behind.
     """
     files = vector_files(vector)
+    # A file past the read limit would make the whole pack unreadable afterwards.
+    limit = max_file_bytes()
+    for f, data in files.items():
+        if len(data) > limit:
+            raise PackError(too_big(f"{vector.name}/{f}", len(data), limit))
     entry = PackEntry(
         vector.name,
         vector.operator,

@@ -33,10 +33,11 @@ from conformance.generate import DEFAULT_EXAMPLES, Options, default_jobs, genera
 from conformance.merge import Results
 from conformance.progress import Progress
 from conformance.results_file import in_a_pack
-from conformance.runner import PASSED, Interrupted, RunReport, run_pack
+from conformance.runner import Interrupted, run_pack
 from conformance.selection import KnownFailures, SelectionError
 from conformance.spec import Spec
 from conformance.user_files import file_sha256
+from conformance.verdicts import PASSED, RunReport
 from vectors.pack_source import INDEX
 
 
@@ -269,8 +270,8 @@ def earlier_results(
     from conformance.backends.base import denormal_modes, identity_of
     from conformance.merge import MergeError, merge
     from conformance.results_file import shown
-    from conformance.runner import mark_known
     from conformance.selection import Selection
+    from conformance.verdicts import mark_known
     from reference.compliance.denormals import format_modes
     from vectors.pack import open_pack
 

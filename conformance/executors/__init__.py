@@ -1,6 +1,6 @@
 """Where the work runs: this machine's worker processes, or a Dask cluster.
 
-``--executor`` chooses: unset, the local pool (:class:`conformance.runner.IsolatedPool`);
+``--executor`` chooses: unset, the local pool (:class:`conformance.executors.local.IsolatedPool`);
 ``dask:local``, a LocalCluster on this machine; ``dask://HOST:PORT``, a running Dask
 scheduler and its workers (docs/scale-out.md).  Dask is the optional extra
 ``distributed``; nothing here imports it until a Dask executor is asked for, so the
@@ -111,7 +111,7 @@ def make_pool(
     """The local pool, or one that runs the same worker loop on Dask workers; ``shared``
     are the paths in ``args`` the workers must see as this machine does."""
     if executor is None:
-        from conformance.runner import IsolatedPool
+        from conformance.executors.local import IsolatedPool
 
         return IsolatedPool(target, args, workers, timeout)
     from conformance.executors.dask_pool import DaskPool

@@ -10,7 +10,7 @@ On the worker side a task does not run the backend itself: Dask worker processes
 daemons, which may not have children, and a backend that crashes must not take the
 worker with it.  Each worker thread keeps a helper subprocess
 (:mod:`conformance.executors.helper`) that runs the ordinary
-:class:`conformance.runner.IsolatedPool`, with its per-vector isolation and timeouts.
+:class:`conformance.executors.local.IsolatedPool`, with its per-vector isolation and timeouts.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def _check(shared: Iterable[Path]) -> dict[str, Any]:
 
 
 class DaskPool:
-    """:class:`conformance.runner.IsolatedPool`'s interface, on Dask workers."""
+    """:class:`conformance.executors.local.IsolatedPool`'s interface, on Dask workers."""
 
     def __init__(
         self,
@@ -242,8 +242,8 @@ class DaskPool:
         on_result: Callable[[Any], None],
     ) -> None:
         """Run the ``(name, message)`` tasks (a message is the vector's name, or a
-        :class:`conformance.runner.Batch` of names) and report each vector once."""
-        from conformance.runner import Batch
+        :class:`conformance.executors.local.Batch` of names) and report each vector once."""
+        from conformance.executors.local import Batch
 
         distributed = _distributed()
         threads = sum(n for _, n in _offering(self.client, self.executor)) or 1
@@ -290,7 +290,7 @@ class DaskPool:
                     f"--executor {self.executor.describe()}: a task failed on a worker: "
                     f"{type(exc).__name__}: {exc}"
                 ) from None
-            from conformance.runner import VectorResult
+            from conformance.verdicts import VectorResult
 
             for doc in docs:
                 if doc["vector"] in recorded:  # never twice, whatever happened on the way
@@ -313,7 +313,7 @@ def _task_names(task: list[Any]) -> list[str]:
 
 
 def _lost(name: str, entry: Any, exc: Exception) -> dict[str, Any]:
-    from conformance.runner import CRASHED, VectorResult
+    from conformance.verdicts import CRASHED, VectorResult
 
     detail = f"its Dask task killed every worker that ran it ({exc})"
     return VectorResult(name, entry.operator, entry.mode, entry.kind, CRASHED, detail).to_json()
@@ -507,7 +507,7 @@ def run_vectors(request: dict[str, Any]) -> list[dict[str, Any]]:
 
     A helper that dies (it should not: the backend runs in its children) is replaced
     once, and the vectors it did not report run one by one in the new one."""
-    from conformance.runner import CRASHED, VectorResult
+    from conformance.verdicts import CRASHED, VectorResult
 
     verify(request["check"])
     config, tasks, entries = request["config"], request["tasks"], request["entries"]

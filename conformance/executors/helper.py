@@ -1,7 +1,7 @@
 """The worker-side helper: ``python -m conformance.executors.helper``.
 
 A Dask task of :class:`conformance.executors.dask_pool.DaskPool` hands its vectors to
-this process, which runs them in an ordinary :class:`conformance.runner.IsolatedPool` of
+this process, which runs them in an ordinary :class:`conformance.executors.local.IsolatedPool` of
 one worker: the backend runs in a child that may crash or hang, and only its vector
 fails.  The protocol is JSON lines: on stdin a configuration line
 (``{"target", "args", "timeout"}``), then one line per task (``{"tasks", "entries"}``);
@@ -29,7 +29,7 @@ def _channel() -> TextIO:
 
 
 def _message(task: list[Any]) -> tuple[str, Any]:
-    from conformance.runner import Batch
+    from conformance.executors.local import Batch
 
     name, message = task
     if isinstance(message, dict):
@@ -65,7 +65,7 @@ def map_main() -> int:
 
 def main() -> int:
     from conformance.executors.dask_pool import _resolve
-    from conformance.runner import IsolatedPool
+    from conformance.executors.local import IsolatedPool
 
     channel = _channel()
     config = json.loads(sys.stdin.readline())

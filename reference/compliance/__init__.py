@@ -5,17 +5,7 @@ accuracy the TOSA spec requires of it, compared with the fp64 reference result.
 ``rules``), ``check`` applies it and returns a ``Verdict``.  See docs/compliance.md.
 """
 
-from .block_scaled import Partner
-from .bound_inputs import (
-    ABS_ERROR_OPERATORS,
-    DotProductBoundInputs,
-    abs_error_bound_tensor,
-    abs_error_operators,
-    abs_floor,
-    dot_product_bound_inputs,
-)
-from .checker import check
-from .descriptor import (
+from conformance.compliance_descriptor import (
     AbsErrorParams,
     BlockScalesParams,
     ComplianceDescriptor,
@@ -27,6 +17,17 @@ from .descriptor import (
     ScaledValuesParams,
     UlpParams,
 )
+
+from .block_scaled import Partner
+from .bound_inputs import (
+    ABS_ERROR_OPERATORS,
+    DotProductBoundInputs,
+    abs_error_bound_tensor,
+    abs_error_operators,
+    abs_floor,
+    dot_product_bound_inputs,
+)
+from .checker import check
 from .dot_product import MIN_DOT_PRODUCTS, DotProductStats, ksb
 from .rules import (
     COMPARISON_OPERATORS,

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from conformance.compliance_descriptor import Magnitude
 from conformance.dtypes import FP32, DType, from_numpy, is_float_storage
 
 from .bounds import abs_error_scale, calc_abs_error_bound
-from .descriptor import Magnitude
 
 if TYPE_CHECKING:
     from .revision_rules import RevisionRules

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from conformance.compliance_descriptor import AbsErrorParams, Magnitude
 from conformance.dtypes import DType
-
-from .descriptor import AbsErrorParams, Magnitude
 
 if TYPE_CHECKING:
     from .revision_rules import AbsHelper

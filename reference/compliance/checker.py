@@ -6,6 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled
+from conformance.compliance_descriptor import (
+    AbsErrorParams,
+    ComplianceDescriptor,
+    DotProductParams,
+    IntRangeParams,
+    Mode,
+    ReduceProductParams,
+    ResizeParams,
+    UlpParams,
+)
 from conformance.dtypes import DType
 
 from . import revision_rules
@@ -18,16 +28,6 @@ from .bounds import (
     ulp_size,
 )
 from .composite import check_block_scaled, check_scaled_block
-from .descriptor import (
-    AbsErrorParams,
-    ComplianceDescriptor,
-    DotProductParams,
-    IntRangeParams,
-    Mode,
-    ReduceProductParams,
-    ResizeParams,
-    UlpParams,
-)
 from .dot_product import check_dot_product
 from .fp_check import within_bound
 from .verdict import Verdict, build_verdict

@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
+from conformance.compliance_descriptor import ComplianceDescriptor, Mode, ScaledValuesParams
 from conformance.dtypes import DType
 
 from .block_scaled import Partner, check_scaled_values
-from .descriptor import ComplianceDescriptor, Mode, ScaledValuesParams
 from .verdict import MAX_REPORTED, Verdict, _fmt, _nd_indices
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from conformance import dtypes
+from conformance.compliance_descriptor import DotProductParams
 from conformance.dtypes import FP32, DType
 from conformance.rounding import round_to
 
-from .descriptor import DotProductParams
 from .revision_rules import DotProductRule, current
 
 # The statistical tests are only meaningful, and only required by the spec, when the

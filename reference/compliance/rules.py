@@ -7,10 +7,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from conformance.dtypes import BOOL, DType
-
-from .bound_inputs import abs_error_operators
-from .descriptor import (
+from conformance.compliance_descriptor import (
     AbsErrorParams,
     ComplianceDescriptor,
     DotProductParams,
@@ -20,6 +17,9 @@ from .descriptor import (
     ResizeParams,
     UlpParams,
 )
+from conformance.dtypes import BOOL, DType
+
+from .bound_inputs import abs_error_operators
 
 if TYPE_CHECKING:
     from .revision_rules import RevisionRules

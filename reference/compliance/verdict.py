@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from conformance.compliance_descriptor import ComplianceDescriptor, Mode, UlpParams
 from conformance.dtypes import DType
 
-from .descriptor import ComplianceDescriptor, Mode, UlpParams
 from .dot_product import DotProductStats
 
 # Failing positions kept in a verdict; the count is always complete.

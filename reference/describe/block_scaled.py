@@ -25,19 +25,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from conformance.compliance_descriptor import (
+    BlockScalesParams,
+    ComplianceDescriptor,
+    DotProductParams,
+    Mode,
+    ScaledValuesParams,
+)
 from conformance.dtypes import DType
 from reference import compliance, mx
 from reference.compliance.block_scaled import (
     CAST_FROM_RULE,
     CAST_TO_RULE,
     from_block_error_bound,
-)
-from reference.compliance.descriptor import (
-    BlockScalesParams,
-    ComplianceDescriptor,
-    DotProductParams,
-    Mode,
-    ScaledValuesParams,
 )
 from reference.expectations import DescribeContext, NotDescribable, OutputCheck, describes
 from reference.ops.block_scaled import block_size

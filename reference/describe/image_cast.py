@@ -23,15 +23,15 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
-from conformance.dtypes import DType
-from reference import compliance, mx
-from reference.compliance.block_scaled import from_block_error_bound
-from reference.compliance.descriptor import (
+from conformance.compliance_descriptor import (
     ComplianceDescriptor,
     IntRangeParams,
     Mode,
     ScaledValuesParams,
 )
+from conformance.dtypes import DType
+from reference import compliance, mx
+from reference.compliance.block_scaled import from_block_error_bound
 from reference.expectations import DescribeContext, OutputCheck, describes
 from reference.ops import type_conversion as tc
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
+from conformance.compliance_descriptor import IntRangeParams
 from conformance.dtypes import I32_MAX, I32_MIN, DType
 from conformance.rounding import round_to
 from conformance.spec import OperatorSpec
@@ -42,7 +43,6 @@ from reference import arithmetic as ar
 from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
 from reference.compliance.checker import inexact_round_bounds, int_range
-from reference.compliance.descriptor import IntRangeParams
 from reference.context import OpContext
 from reference.ops.block_scaled import block_scales
 from reference.ops.tensor_conv import read_block_scaled

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import I8, DType
-from reference.arguments import INPUTS_CLAUSE
+from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.tensor_conv import input_zero_point_clause
 from strategies.case import CaseSpec, TensorDraw, converted, shape_tensor
-from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.invalid import breaks, broken
 from strategies.recipes import Recipe, RecipeContext, recipe
 from strategies.recipes.pool_geometry import register_window_breakers
 from strategies.recipes.tensor_pool_fft import acc_type_unsupported, avg_pool2d, max_pool2d
@@ -73,7 +73,7 @@ def window_input_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> C
     return out
 
 
-breaks("AVG_POOL2D_ADAPTIVE", clause=TYPE_CLAUSE)(acc_type_unsupported)
+breaks("AVG_POOL2D_ADAPTIVE", clause=TYPES_CLAUSE)(acc_type_unsupported)
 
 
 def _not_i8(rc: RecipeContext) -> bool:
@@ -133,10 +133,10 @@ def zero_point_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     return out
 
 
-@breaks("AVG_POOL2D_ADAPTIVE", clause=TYPE_CLAUSE)
+@breaks("AVG_POOL2D_ADAPTIVE", clause=TYPES_CLAUSE)
 def zero_point_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A zero-point tensor of another type than in_out_t, which the input has bound."""
-    out = broken(spec, TYPE_CLAUSE)
+    out = broken(spec, TYPES_CLAUSE)
     name = draw(st.sampled_from(ZERO_POINTS), label="zero point")
     bound = rc.dtype("in_out_t")
     other = draw(st.sampled_from([t for t in _RETYPES if t is not bound]), label="zp type")

@@ -54,7 +54,6 @@ from reference.ops.shape import DIM_BLOCK_SIZE_CLAUSE
 from strategies.block_tensors import blocked_shapes
 from strategies.case import CaseSpec, TensorDraw, shape_tensor
 from strategies.invalid import (
-    TYPE_CLAUSE,
     Breaker,
     bad_axis,
     breaks,
@@ -205,7 +204,7 @@ def concat_mixed_types(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
     return out
 
 
-breaks("CONCAT", clause=TYPE_CLAUSE)(
+breaks("CONCAT", clause=TYPES_CLAUSE)(
     retype_breaker([("output", dtypes.I48), ("output", dtypes.I4), ("output", dtypes.SHAPE)])
 )
 breaks("CONCAT", clause=OUTPUTS_CLAUSE)(scalar_breaker("output", OUTPUTS_CLAUSE))

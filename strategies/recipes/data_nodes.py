@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_shape
-from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.data_nodes import (
     CONST_BLOCK_RANK_CLAUSE,
     CONST_BLOCK_SHAPE_CLAUSE,
@@ -29,7 +29,7 @@ from reference.ops.data_nodes import (
 )
 from strategies.block_tensors import block_scaled_values, blocked_shapes
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, breaks, broken, other_rank, retype_breaker
+from strategies.invalid import breaks, broken, other_rank, retype_breaker
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise
 from strategies.shapes import shapes
@@ -160,6 +160,6 @@ def const_out_of_range(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Ca
 # which only the 2024 draft's format can write (1.0's holds shapes as TosaShape lists).
 breaks(
     "CONST",
-    clause=TYPE_CLAUSE,
+    clause=TYPES_CLAUSE,
     packable=lambda rc: holds_shape_tensors(rc.spec.revision),
 )(retype_breaker([("output", dtypes.SHAPE)]))

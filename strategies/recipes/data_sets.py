@@ -19,15 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from conformance.compliance_descriptor import DATA_SETS as _SETS
 from conformance.dtypes import DType
 from reference.compliance import MIN_DOT_PRODUCTS
-from reference.compliance.descriptor import DATA_SETS as _SETS
 from strategies.recipes import RecipeContext
 from strategies.recipes.common import aimed
 from strategies.values import special_values
 
 DATA_SETS = tuple(sorted(_SETS))  # -1: free values with special values, else Appendix A's S
-STATISTICAL_SETS = (3, 4, 5)  # the sets the error-sum test applies to
 KS_LONG = "ks:long"
 KS_LONG_LOW = 256  # a "ks:long" job's KS: from the hundreds ...
 KS_LONG_HIGH = 4096  # ... to the thousands, as far as the budget allows

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.dtypes import IntRange
 from conformance.spec import Level
-from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.shape import (
     ASSERT_BROADCAST_CLAUSE,
     ASSERT_EQUAL_CLAUSE,
@@ -52,7 +52,7 @@ from reference.ops.shape import (
 from reference.pseudocode_revisions import draft_pseudocode
 from strategies.block_tensors import blocked_shapes
 from strategies.case import CaseSpec, TensorDraw, shape_tensor
-from strategies.invalid import TYPE_CLAUSE, Breaker, breaks, broken, retype_breaker, scalar_breaker
+from strategies.invalid import Breaker, breaks, broken, retype_breaker, scalar_breaker
 from strategies.recipes import RecipeContext, recipe
 from strategies.shapes import shapes
 
@@ -721,13 +721,13 @@ def _shape_retypes(names: list[str]) -> Breaker:
     return retype_breaker([(n, dt) for n in names for dt in (dtypes.I32, dtypes.I8)])
 
 
-breaks(*ARITHMETIC, clause=TYPE_CLAUSE)(_shape_retypes(["input1", "input2", "output"]))
-breaks("CONST_SHAPE", clause=TYPE_CLAUSE)(_shape_retypes(["output"]))
-breaks(*NEW_BINARY, clause=TYPE_CLAUSE)(_shape_retypes(["input1", "input2", "output"]))
-breaks("ASSERT_EQUAL_SHAPE", clause=TYPE_CLAUSE)(_shape_retypes(["input1", "input2"]))
-breaks(*UNARY_1_1, clause=TYPE_CLAUSE)(_shape_retypes(["input", "output"]))
+breaks(*ARITHMETIC, clause=TYPES_CLAUSE)(_shape_retypes(["input1", "input2", "output"]))
+breaks("CONST_SHAPE", clause=TYPES_CLAUSE)(_shape_retypes(["output"]))
+breaks(*NEW_BINARY, clause=TYPES_CLAUSE)(_shape_retypes(["input1", "input2", "output"]))
+breaks("ASSERT_EQUAL_SHAPE", clause=TYPES_CLAUSE)(_shape_retypes(["input1", "input2"]))
+breaks(*UNARY_1_1, clause=TYPES_CLAUSE)(_shape_retypes(["input", "output"]))
 # SLICE_SHAPE: a shape retyped, or start / size of another integer type than i32_t.
-breaks("SLICE_SHAPE", clause=TYPE_CLAUSE)(
+breaks("SLICE_SHAPE", clause=TYPES_CLAUSE)(
     retype_breaker(
         [
             *((n, dt) for n in ("input", "output") for dt in (dtypes.I32, dtypes.I8)),
@@ -737,12 +737,12 @@ breaks("SLICE_SHAPE", clause=TYPE_CLAUSE)(
 )
 
 
-breaks("CONCAT_SHAPE", clause=TYPE_CLAUSE)(
+breaks("CONCAT_SHAPE", clause=TYPES_CLAUSE)(
     _shape_retypes(["output", *(f"input1_{k}" for k in range(CONCAT_SHAPE_MAX_LIST))])
 )
 
 
-@breaks("CONCAT_SHAPE", clause=TYPE_CLAUSE, applies=_in_1_1)
+@breaks("CONCAT_SHAPE", clause=TYPES_CLAUSE, applies=_in_1_1)
 def concat_shape_member_retyped(
     draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec
 ) -> CaseSpec | None:
@@ -753,7 +753,7 @@ def concat_shape_member_retyped(
 
 # DIM accepts every usual type as in_t: i4, i48 or a shape input binds no mode, nor
 # does an output that is not a shape.
-breaks("DIM", clause=TYPE_CLAUSE)(
+breaks("DIM", clause=TYPES_CLAUSE)(
     retype_breaker([("input1", dtypes.I4), ("input1", dtypes.I48), ("output", dtypes.I32)])
 )
 

@@ -49,7 +49,7 @@ from conformance.block_tensor import (
 from conformance.dtypes import FP32, I8, I32_MIN, DType
 from conformance.spec import TypeSupport
 from reference import mx
-from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_conv import (
     ACC_TYPES,
@@ -67,7 +67,7 @@ from reference.ops.tensor_conv import (
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.block_tensors import SCALE_EXTREMES
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.block_scaled import quantized
 from strategies.recipes.conv_geometry import (
@@ -178,9 +178,7 @@ def with_block_scaled(
     (a mask over the tensor's scale blocks, True: any block; always for an ``edge``
     target, else when drawn)."""
     out = []
-    extremes = s < 0 and (
-        rc.target == "edge" or draw(st.booleans(), label="block scale extremes")
-    )
+    extremes = s < 0 and (rc.target == "edge" or draw(st.booleans(), label="block scale extremes"))
     for t in tensors:
         if t.values is None or not is_block_scaled(t.dtype):
             out.append(t)
@@ -526,7 +524,7 @@ def matmul(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 # -- breakers: types and zero points ---------------------------------------------------------
 
 
-@breaks(*ACC_OPS, clause=TYPE_CLAUSE, applies=drawable)
+@breaks(*ACC_OPS, clause=TYPES_CLAUSE, applies=drawable)
 def acc_type_unsupported(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An acc_type no mode pairs with these tensor types (i8 with FP32, fp32 with FP16,
     ...), or an enumeration value that names no accumulator (INT8; BF16 where no mode
@@ -537,7 +535,7 @@ def acc_type_unsupported(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> 
     }
     others = sorted(n for n, acc in ACC_TYPES.items() if acc not in allowed and n != "BF16")
     names = [*others, "INT8", *(["BF16"] if ACC_TYPES["BF16"] not in allowed else [])]
-    out = broken(spec, TYPE_CLAUSE)
+    out = broken(spec, TYPES_CLAUSE)
     out.attributes["acc_type"] = draw(st.sampled_from(names), label="acc_type")
     return out
 

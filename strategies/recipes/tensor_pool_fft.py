@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I32_MAX, I32_MIN, DType
-from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
 from reference.ops.reduction import AXIS_CLAUSE
@@ -32,7 +32,7 @@ from reference.ops.tensor_pool_fft import (
     INPUT_ZP_CLAUSE,
 )
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.data_sets import (
     DotAim,
@@ -390,13 +390,13 @@ _zero_point_breaker("input_zp", INPUT_ZP_CLAUSE)
 _zero_point_breaker("output_zp", OUTPUT_ZP_CLAUSE)
 
 
-@breaks("AVG_POOL2D", clause=TYPE_CLAUSE)
+@breaks("AVG_POOL2D", clause=TYPES_CLAUSE)
 def acc_type_unsupported(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """An acc_type no mode pairs with this in_out_t (fp16 with INT32, i8 with FP32 ...)."""
     dt = rc.dtype("in_out_t")
     allowed = {m.dtype("acc_t") for m in rc.op_spec.modes if m.dtype("in_out_t") is dt}
     others = sorted(name for name, acc in ACC_TYPES.items() if acc not in allowed)
-    out = broken(spec, TYPE_CLAUSE)
+    out = broken(spec, TYPES_CLAUSE)
     out.attributes["acc_type"] = draw(st.sampled_from(others), label="acc_type")
     return out
 

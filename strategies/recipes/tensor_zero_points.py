@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import I8, DType
-from reference.arguments import INPUTS_CLAUSE
+from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.tensor_conv import (
     MATMUL_ZP_INPUT_CLAUSE,
     input_zero_point_clause,
@@ -30,7 +30,7 @@ from reference.ops.tensor_conv import (
     zero_point_type_var,
 )
 from strategies.case import CaseSpec, TensorDraw, converted
-from strategies.invalid import TYPE_CLAUSE, breaks, broken
+from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext
 from strategies.recipes.tensor_conv import drawable
 
@@ -147,12 +147,12 @@ def zero_point_shape(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     return out
 
 
-@breaks(*ZERO_POINTS, clause=TYPE_CLAUSE, applies=_inputs)
+@breaks(*ZERO_POINTS, clause=TYPES_CLAUSE, applies=_inputs)
 def zero_point_type(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """A zero-point tensor of another element type than its declaration binds (its
     operand's type, or 1.1's in_zp_t / A_zp_t, which the mode ties to it): an i16
     input_zp for an i8 input, ..."""
-    out = broken(spec, TYPE_CLAUSE)
+    out = broken(spec, TYPES_CLAUSE)
     name = draw(st.sampled_from(ZERO_POINTS[rc.name]), label="zero point")
     bound = rc.arg_dtype(name)
     other = draw(st.sampled_from([t for t in _RETYPES if t is not bound]), label="zp type")

@@ -277,8 +277,8 @@ def test_a_failing_chain_is_its_own_finding(small_spec: Path, certified: Path) -
     from conformance.certify import make_certificate
     from conformance.certify_report import markdown
     from conformance.claims import make_claim
-    from conformance.runner import FAILED, RunReport, read_results
     from conformance.spec import load_spec
+    from conformance.verdicts import FAILED, RunReport, read_results
 
     spec = load_spec(small_spec)
     claim = make_claim(spec, ["MI"])
@@ -376,7 +376,7 @@ def test_failing_vectors_are_drawn_in_the_margin_chart(failing_report: Path) -> 
 
     from conformance.certify import PairResult
     from conformance.certify_report import CHART_EDGE, failing_margins, meaningful_margins
-    from conformance.runner import FAILED, VectorResult
+    from conformance.verdicts import FAILED, VectorResult
 
     # EXP fp32 whose one valid vector failed: it must be in the chart, not left out
     # (and so look better than a passing backend's).

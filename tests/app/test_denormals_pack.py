@@ -14,8 +14,9 @@ from conformance.claims import make_claim
 from conformance.generate import Options, generate
 from conformance.mutation import MutantOutcome, mutation_score, score
 from conformance.rejudge import FLUSH_INPUTS, FLUSH_OUTPUTS, PLAIN
-from conformance.runner import PASSED, run_pack
+from conformance.runner import run_pack
 from conformance.spec import load_spec
+from conformance.verdicts import PASSED
 
 OPS = "ADD|MUL|ABS|CLAMP|MAXIMUM|CAST|CONV2D|EXP|RESHAPE"
 SPEC = load_spec()

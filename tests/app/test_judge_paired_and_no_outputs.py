@@ -13,8 +13,8 @@ import pytest
 from conformance.backends import BackendResult
 from conformance.builder import single_operator_graph
 from conformance.dtypes import FP4E2M1, FP8UE8M0
-from conformance.runner import ERROR_EXPECTED, FAILED, PASSED, judge
 from conformance.spec import load_revision, spec_in_use
+from conformance.verdicts import ERROR_EXPECTED, FAILED, PASSED, judge
 from reference.compliance import block_scaled
 from reference.engine import to_storage
 from reference.expectations import expect

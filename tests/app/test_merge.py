@@ -177,7 +177,7 @@ def test_the_report_groups_modes_per_operator_and_counts_as_run_does(
 ) -> None:
     import re
 
-    from conformance.runner import read_results
+    from conformance.verdicts import read_results
 
     out = tmp_path / "cert"
     assert _certify(spec, pack, out) == 0
@@ -222,7 +222,7 @@ def test_ctrl_c_stops_certify_with_one_line_and_exit_130(
     import sys
     import time
 
-    from conformance.runner import read_results
+    from conformance.verdicts import read_results
 
     slow = Path(__file__).parent / "data" / "flaky_backends.py"
     out = tmp_path / "cert"

@@ -15,7 +15,7 @@ from conformance.builder import single_operator_graph
 from conformance.dtypes import BF16, FP16, FP32, dtype
 from conformance.graph import Graph
 from conformance.rejudge import FLUSH_INPUTS, FLUSH_OUTPUTS, PLAIN, ZERO_TIES
-from conformance.runner import FAILED, PASSED, VectorResult, judge
+from conformance.verdicts import FAILED, PASSED, VectorResult, judge
 from reference.compliance.denormals import FLUSH, SUPPORTED, parse_modes
 from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.run_summary import SHOWN_REASONS, summary_lines
-from conformance.runner import PASSED, SKIPPED, RunReport, VectorResult
+from conformance.verdicts import PASSED, SKIPPED, RunReport, VectorResult
 
 
 def _result(name: str, verdict: str, detail: str = "") -> VectorResult:

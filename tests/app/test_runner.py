@@ -10,7 +10,8 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from conformance.cli.main import main
-from conformance.runner import CRASHED, FAILED, PASSED, TIMEOUT, read_results, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import CRASHED, FAILED, PASSED, TIMEOUT, read_results
 
 FLAKY = Path(__file__).parent / "data" / "flaky_backends.py"
 

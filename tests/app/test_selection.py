@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from interrupts import as_a_terminal_job
 
 from conformance.cli.main import main
-from conformance.runner import XFAIL, XPASS, read_results
 from conformance.selection import KnownFailures, SelectionError, Shard
+from conformance.verdicts import XFAIL, XPASS, read_results
 
 FLAKY = Path(__file__).parent / "data" / "flaky_backends.py"
 
@@ -236,7 +236,7 @@ def test_junit_reports_crashes_as_errors_with_totals_and_the_log(
 
 def test_junit_carries_the_backend_log(pack: Path, tmp_path: Path) -> None:
     from conformance.run_summary import write_junit
-    from conformance.runner import CRASHED, RunReport, VectorResult
+    from conformance.verdicts import CRASHED, RunReport, VectorResult
 
     r = VectorResult("v", "ADD", "fp32", "valid", CRASHED, "boom", log="compiler said no")
     t = VectorResult("w", "ADD", "fp32", "valid", "timeout", "no result after 2 s")

@@ -25,7 +25,7 @@ from conformance.backends.arm.conflicts import find_conflict
 from conformance.backends.arm.elements import from_binding, wrap_to
 from conformance.backends.arm.revisions import DIFFERENCES, operators_named
 from conformance.builder import GraphBuilder, single_operator_graph
-from conformance.runner import PASSED, judge
+from conformance.verdicts import PASSED, judge
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "arm-reference-model.md"
 

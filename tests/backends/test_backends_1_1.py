@@ -25,8 +25,8 @@ from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
 from conformance.backends.litert import not_translated_1_1
 from conformance.builder import GraphBuilder, single_operator_graph
 from conformance.graph import Graph
-from conformance.runner import PASSED, judge
 from conformance.spec import load_revision, spec_in_use
+from conformance.verdicts import PASSED, judge
 from vectors import encoding
 from vectors.flatbuffer import serialize
 

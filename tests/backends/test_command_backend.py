@@ -28,7 +28,8 @@ from conformance.backends.command import (
 )
 from conformance.cli.main import main
 from conformance.dtypes import dtype
-from conformance.runner import CRASHED, ERROR_EXPECTED, FAILED, INFO, PASSED, TIMEOUT, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import CRASHED, ERROR_EXPECTED, FAILED, INFO, PASSED, TIMEOUT
 from vectors.flatbuffer import read_graph
 from vectors.npy import load_array
 from vectors.pack import open_pack, verify_pack
@@ -412,7 +413,8 @@ def test_bad_denormals_options(option: str, message: str) -> None:
 def test_a_program_declines_with_unsupported_txt(valid, tmp_path: Path) -> None:
     """unsupported.txt, whatever the exit status, makes the vector skipped with its
     text: never failed, never passed (a claimed pair with it is not met)."""
-    from conformance.runner import SKIPPED, run_one
+    from conformance.runner import run_one
+    from conformance.verdicts import SKIPPED
 
     code = (
         "import pathlib, sys; "

@@ -14,7 +14,7 @@ from conformance.backends.mutants import MutantBackend, catalogue
 from conformance.backends.reference import ReferenceBackend
 from conformance.builder import single_operator_graph
 from conformance.dtypes import BF16, FP8E4M3, FP16, FP32, dtype
-from conformance.runner import FAILED, PASSED, judge
+from conformance.verdicts import FAILED, PASSED, judge
 from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements
 

@@ -11,8 +11,9 @@ from lxml import etree
 
 from conformance.capabilities import load_manifest
 from conformance.cli.main import main
-from conformance.runner import SKIPPED, run_pack
+from conformance.runner import run_pack
 from conformance.spec import default_spec_path, load_spec
+from conformance.verdicts import SKIPPED
 
 MANIFEST = """
 name = "addsub"
@@ -137,7 +138,7 @@ def test_a_manifest_that_claims_nothing_of_the_claim_certifies_nothing(
 def test_a_certificate_of_no_claimed_pair_does_not_pass(small) -> None:
     from conformance.certify import make_certificate
     from conformance.claims import make_claim
-    from conformance.runner import RunReport
+    from conformance.verdicts import RunReport
 
     spec = load_spec(small[0])
     none = small[1].with_name("none.toml")

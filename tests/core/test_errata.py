@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 from lxml import etree
 
 from conformance import dtypes, errata
@@ -129,3 +130,36 @@ def test_row_gather_block_scaled_lists_have_rank_3() -> None:
     assert op.argument("output").rank_range(level) == (3, 3)
     assert op.argument("indices").rank_range(level) == (2, 2)
     assert "row_gather_block_scaled-rank" not in spec.operator("ROW_GATHER").errata
+
+
+def test_max_rank_level_limit_of_the_reductions_const_and_identity() -> None:
+    from reference_helpers import assert_rule, run_with_constants, valid
+
+    spec = load_revision("1.0")
+    xml = etree.parse(str(spec.path)).getroot()
+    reduce_sum = next(op for op in xml.iter("operator") if op.findtext("name") == "REDUCE_SUM")
+    # The quirk: a rank range to MAX_RANK and no levellimit naming it ...
+    ranks = {a.get("name"): a.find("rank") for a in reduce_sum.iter("argument")}
+    assert ranks["input"].get("max") == "MAX_RANK"
+    assert not [lim for lim in reduce_sum.iter("levellimit") if lim.get("limit") == "MAX_RANK"]
+    fired = {n for n in spec.operators if "max_rank-no-levellimit" in spec.operator(n).errata}
+    assert fired == {f"REDUCE_{k}" for k in ("ALL", "ANY", "MAX", "MIN", "PRODUCT", "SUM")} | {
+        "CONST",
+        "IDENTITY",
+    }
+    # ... ADD has its own, so the fix leaves it alone.
+    assert "max_rank-no-levellimit" not in spec.operator("ADD").errata
+    # 8K's MAX_RANK is 6: a rank-6 REDUCE_SUM is valid, a rank-7 one a LEVEL_CHECK (Arm's
+    # generator's WrongRank test, 5x9x12x3x4x9x1 along axis 4, expects it to fail).
+    six = np.ones((1, 2, 1, 1, 3, 1), np.float32)
+    got = valid(
+        run_with_constants(
+            "REDUCE_SUM", [("input", six, "fp32")], (1, 2, 1, 1, 1, 1), "fp32", spec=spec, axis=4
+        )
+    )
+    assert got.reshape(-1).tolist() == [3.0, 3.0]
+    seven = np.ones((1, 2, 1, 1, 3, 1, 1), np.float32)
+    outcome = run_with_constants(
+        "REDUCE_SUM", [("input", seven, "fp32")], (1, 2, 1, 1, 1, 1, 1), "fp32", spec=spec, axis=4
+    )
+    assert_rule(outcome, "LEVEL_CHECK", "rank(shape1) <= MAX_RANK (7 > 6)")

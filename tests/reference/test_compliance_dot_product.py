@@ -248,8 +248,8 @@ def test_an_infinite_reference_is_met_by_the_same_infinity_only() -> None:
     # must be answered by -inf, and +inf or a finite value still fail.
     import numpy as np
 
+    from conformance.compliance_descriptor import DotProductParams
     from conformance.dtypes import dtype
-    from reference.compliance.descriptor import DotProductParams
     from reference.compliance.dot_product import check_dot_product
 
     fp32 = dtype("fp32")

@@ -12,11 +12,11 @@ from reference_helpers import assert_rule
 
 from conformance import dtypes
 from conformance.builder import single_operator_graph
+from conformance.compliance_descriptor import BlockScalesParams, Mode, ScaledValuesParams
 from conformance.spec import load_revision, spec_in_use
 from reference import compliance, mx
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.compliance import block_scaled as bc
-from reference.compliance.descriptor import BlockScalesParams, Mode, ScaledValuesParams
 from reference.engine import evaluate, to_storage
 from reference.expectations import NotDescribable, expect
 from reference.ops import block_scaled as bso

@@ -30,12 +30,12 @@ from conformance import dtypes as D
 from conformance.backends.base import BackendResult
 from conformance.block_tensor import BlockScaled
 from conformance.builder import single_operator_graph
+from conformance.compliance_descriptor import Mode
 from conformance.graph import Graph
-from conformance.runner import FAILED, PASSED, judge
 from conformance.spec import load_revision, spec_in_use
+from conformance.verdicts import FAILED, PASSED, judge
 from reference import compliance, mx, registry
 from reference.arguments import TYPES_CLAUSE
-from reference.compliance.descriptor import Mode
 from reference.describe.image_cast import CAST_FROM_BLOCK_RULE, CAST_TO_BLOCK_RULE
 from reference.engine import Evaluator, evaluate, to_storage
 from reference.expectations import Expectation, expect

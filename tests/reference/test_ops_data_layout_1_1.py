@@ -20,8 +20,8 @@ from conformance import dtypes as D
 from conformance.backends.base import BackendResult
 from conformance.block_tensor import BlockScaled
 from conformance.builder import single_operator_graph
-from conformance.runner import FAILED, PASSED, judge
 from conformance.spec import load_revision, spec_in_use
+from conformance.verdicts import FAILED, PASSED, judge
 from reference import compliance, mx
 from reference.engine import evaluate
 from reference.ops.data_layout import (

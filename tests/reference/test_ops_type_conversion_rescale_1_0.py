@@ -14,9 +14,9 @@ from reference_helpers import assert_rule
 
 from conformance import dtypes
 from conformance.builder import single_operator_graph
+from conformance.compliance_descriptor import ComplianceDescriptor, IntRangeParams, Mode
 from conformance.dtypes import I32_MAX, I32_MIN
 from conformance.spec import load_revision
-from reference.compliance.descriptor import ComplianceDescriptor, IntRangeParams, Mode
 from reference.engine import evaluate
 from reference.expectations import expect
 from reference.ops import type_conversion as tc

@@ -15,7 +15,7 @@ from conformance.backends.reference import ReferenceBackend
 from conformance.builder import GraphBuilder, single_operator_graph
 from conformance.dtypes import BF16, FP8E4M3
 from conformance.graph import Graph
-from conformance.runner import PASSED, judge
+from conformance.verdicts import PASSED, judge
 from reference.engine import evaluate, to_storage
 from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements

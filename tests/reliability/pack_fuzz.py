@@ -538,8 +538,9 @@ class Readers:
     def _run(self, pack: Path, target: str, spec: Any) -> str:
         from conformance.backends.base import denormal_modes
         from conformance.backends.reference import ReferenceBackend
-        from conformance.runner import backend_view, judge
+        from conformance.runner import backend_view
         from conformance.selection import Selection
+        from conformance.verdicts import judge
         from vectors.pack import open_pack
 
         with open_pack(pack) as opened:

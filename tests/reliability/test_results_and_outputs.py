@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.results_file import ResultsFile, ResultsFileError, make_header
-from conformance.runner import read_results
+from conformance.verdicts import read_results
 from vectors.pack import FolderLock, PackError
 
 pytestmark = LINUX_ONLY

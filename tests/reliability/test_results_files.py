@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from results_mutations import Outcome, Setup, make_setup, mutate, run_main
 
 from conformance.results_file import RecordError, ResultsFile, ResultsFileError, check_result
-from conformance.runner import OutputVerdict, VectorResult
+from conformance.verdicts import OutputVerdict, VectorResult
 
 pytestmark = LINUX_ONLY
 

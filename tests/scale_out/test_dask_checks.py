@@ -17,7 +17,8 @@ from conformance.executors import (
     parse_resources,
 )
 from conformance.executors.dask_pool import chunk_size, mismatch, verify
-from conformance.runner import PASSED, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import PASSED
 
 # The parsing and worker-check tests need no Dask; those that start a cluster skip
 # themselves without it (conftest.start_cluster).

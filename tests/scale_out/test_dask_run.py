@@ -12,7 +12,8 @@ import pytest
 
 from conformance.cli.main import main
 from conformance.executors import Executor
-from conformance.runner import CRASHED, PASSED, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import CRASHED, PASSED
 
 pytest.importorskip("distributed", reason="Dask is the optional extra 'distributed'")
 

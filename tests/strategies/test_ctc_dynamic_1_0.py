@@ -141,7 +141,7 @@ def test_a_vector_that_needs_more_than_the_claim_is_left_out() -> None:
 
 def test_a_result_outside_the_claim_counts_neither_for_nor_against_a_pair() -> None:
     from conformance.certify import make_certificate
-    from conformance.runner import FAILED, PASSED, SKIPPED, RunReport, VectorResult
+    from conformance.verdicts import FAILED, PASSED, SKIPPED, RunReport, VectorResult
 
     claim = make_claim(SPEC, ["PRO-INT"])
     mode = "signed 8"

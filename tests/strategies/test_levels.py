@@ -70,7 +70,9 @@ def test_the_8k_maxima_are_the_ones_these_tests_check_by_hand() -> None:
         ("FFT2D", ["MAX_KERNEL"]),  # H, W <= MAX_KERNEL
         ("RESIZE", ["MAX_SCALE"]),  # scale_y_n/scale_y_d: a ratio of the scale input
         ("CONCAT", ["MAX_TENSOR_LIST_SIZE", "MAX_RANK"]),
-        ("COND_IF", ["MAX_TENSOR_LIST_SIZE"]),  # input_list and output_list together
+        # condition (erratum max_rank-no-levellimit, as 1.0 has it); input_list and
+        # output_list together
+        ("COND_IF", ["MAX_RANK", "MAX_TENSOR_LIST_SIZE"]),
         ("RESHAPE", ["MAX_RANK"]),  # input1 and output together
         ("ADD", ["MAX_RANK"]),
         ("MATMUL", []),  # no <levellimit>

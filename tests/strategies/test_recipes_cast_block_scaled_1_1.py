@@ -20,9 +20,9 @@ from conformance import dtypes as D
 from conformance.backends.reference import ReferenceBackend
 from conformance.block_tensor import BlockScaled, TensorValue, is_block_scaled, value_type
 from conformance.claims import full_claim
-from conformance.runner import PASSED, judge
 from conformance.spec import TypeSupport, load_revision, spec_in_use
 from conformance.vectorize import case_to_vector
+from conformance.verdicts import PASSED, judge
 from reference import mx
 from reference.engine import to_storage
 from reference.expectations import expect

@@ -19,9 +19,9 @@ from conformance.backends.reference import ReferenceBackend
 from conformance.block_tensor import BlockScaled, is_block_scaled
 from conformance.claims import full_claim
 from conformance.dtypes import dtype
-from conformance.runner import PASSED, judge
 from conformance.spec import load_revision, spec_in_use
 from conformance.vectorize import case_to_vector
+from conformance.verdicts import PASSED, judge
 from reference import mx
 from reference.engine import evaluate
 from reference.ops import data_layout as dl

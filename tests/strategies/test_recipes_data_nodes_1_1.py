@@ -10,9 +10,10 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.spec import load_revision
+from reference.arguments import TYPES_CLAUSE
 from reference.engine import evaluate
 from strategies.draw import draw_examples
-from strategies.invalid import TYPE_CLAUSE, breakers_for
+from strategies.invalid import breakers_for
 from strategies.obligations import BLOCK_RANK_0, pair_obligations
 from strategies.valid import valid_cases
 from strategies.values import ValueRange, special_values, tensor_values
@@ -51,7 +52,7 @@ def test_const_mxint8_cases_evaluate() -> None:
 
 def test_const_wrong_type_breaker_is_written_only_where_the_format_holds_shapes() -> None:
     (entry,) = [
-        b for b in breakers_for("CONST") if b.clause == TYPE_CLAUSE and b.operator == "CONST"
+        b for b in breakers_for("CONST") if b.clause == TYPES_CLAUSE and b.operator == "CONST"
     ]
     for revision, writable in (("2024-04-draft", True), ("1.0", False), ("1.1-draft", False)):
         assert holds_shape_tensors(revision) is writable

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conformance.spec import Spec, load_revision, spec_in_use
-from reference.arguments import ATTRIBUTES_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.engine import evaluate
 from reference.ops.shape import (
     ASSERT_BROADCAST_CLAUSE,
@@ -31,7 +31,7 @@ from reference.ops.shape import (
 )
 from strategies.case import Case
 from strategies.draw import draw_examples
-from strategies.invalid import TYPE_CLAUSE, breakers_for, invalid_cases
+from strategies.invalid import breakers_for, invalid_cases
 from strategies.recipes import RecipeContext
 from strategies.shapes import Budget
 from strategies.valid import valid_cases
@@ -128,7 +128,7 @@ def test_every_error_if_has_a_breaker(op: str) -> None:
     rc = RecipeContext(SPEC, SPEC.operator(op), mode, SPEC.level("8K"), Budget())
     clauses = {b.clause for b in breakers_for(op, rc)}
     assert ERROR_IFS[op] <= clauses, ERROR_IFS[op] - clauses
-    assert TYPE_CLAUSE in clauses
+    assert TYPES_CLAUSE in clauses
 
 
 def test_each_revision_breaks_its_own_clauses() -> None:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from conformance.spec import load_revision
-from reference.arguments import INPUTS_CLAUSE
+from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.engine import evaluate
 from reference.ops.tensor_conv import MATMUL_ZP_INPUT_CLAUSE
 from strategies.draw import draw_examples
-from strategies.invalid import TYPE_CLAUSE, invalid_cases
+from strategies.invalid import invalid_cases
 from strategies.recipes.conv_geometry import Axis
 from strategies.recipes.conv_specials import finite_where_skipped, skipped_taps
 from strategies.valid import valid_cases
@@ -80,7 +80,7 @@ BREAKERS = [
     ("AVG_POOL2D", "fp16 with fp32 accumulate", "!is_same<in_out_t,i8_t>() && input_zp != 0"),
     ("MATMUL", "fp16 with fp16 accumulate", MATMUL_ZP_INPUT_CLAUSE),
     ("MATMUL", "signed 8x8 with int32 accumulate", INPUTS_CLAUSE),
-    ("CONV2D", "signed 8x8 with int32 accumulate", TYPE_CLAUSE),
+    ("CONV2D", "signed 8x8 with int32 accumulate", TYPES_CLAUSE),
     ("AVG_POOL2D", "signed 8 with int32 accumulate", INPUTS_CLAUSE),
 ]
 

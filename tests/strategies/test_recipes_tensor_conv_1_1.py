@@ -14,12 +14,13 @@ import pytest
 
 from conformance.dtypes import BF16, I64, dtype
 from conformance.spec import TypeSupport, load_revision, spec_in_use
+from reference.arguments import TYPES_CLAUSE
 from reference.engine import evaluate, to_storage
 from reference.expectations import expect
 from reference.ops.matmul_t import BATCH_CLAUSE
 from strategies.case import Case
 from strategies.draw import draw_examples
-from strategies.invalid import TYPE_CLAUSE, breakers_for, invalid_cases
+from strategies.invalid import breakers_for, invalid_cases
 from strategies.levels import level_limits_for
 from strategies.recipes import RecipeContext
 from strategies.recipes.tensor_conv import block_scaled_refusal
@@ -162,7 +163,7 @@ def test_every_breaker_trips_its_error_if(op: str, mode: str) -> None:
             {
                 "!is_same<in_t,i8_t>() && input_zp != 0",
                 "!is_same<weight_t,i8_t>() && weight_zp != 0",
-                TYPE_CLAUSE,
+                TYPES_CLAUSE,
             },
         ),
     ],
@@ -203,7 +204,9 @@ def test_acc_type_breaker_never_names_an_accumulator_of_these_types() -> None:
     # INT32, INT48 or INT8, never BF16.
     mode = "fp16 with fp16 accumulate"
     with spec_in_use(SPEC):
-        cases = draw_examples(invalid_cases(SPEC, "CONV2D", mode, LEVEL, clause=TYPE_CLAUSE), 20, 5)
+        cases = draw_examples(
+            invalid_cases(SPEC, "CONV2D", mode, LEVEL, clause=TYPES_CLAUSE), 20, 5
+        )
     picked = {c.graph.main.operators[0].attributes.get("acc_type") for c in cases}
     assert "BF16" not in picked and picked & {"INT32", "INT48", "INT8"}
 

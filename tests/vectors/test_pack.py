@@ -30,10 +30,10 @@ from pack_cases import (
 
 from conformance import dtypes as D
 from conformance.claims import full_claim
+from conformance.compliance_descriptor import Mode
 from conformance.graph import Graph
 from conformance.spec import TypeSupport
 from reference.compliance import rules
-from reference.compliance.descriptor import Mode
 from vectors import npy, pack_json
 from vectors.flatbuffer import serialize
 from vectors.pack import (
@@ -304,6 +304,20 @@ def test_write_refuses_a_bound_the_mode_does_not_take(tmp_path: Path) -> None:
     v.checks = {"c": Check(rules.ulp(D.BF16, 0.5, "r"), np.ones((2, 3)))}
     with pytest.raises(PackError, match="ULP takes no bound_file"):
         write_vector(tmp_path, v)
+
+
+def test_write_refuses_a_file_the_reader_would_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 1 MiB limit, and an input of 2**18 + 1 int32 elements: 4 bytes past it, plus the
+    # .npy header.  Written, the pack could not be read back without raising the limit.
+    monkeypatch.setenv("TOSA_CONFORMANCE_MAX_FILE_MIB", "1")
+    v = add_i32()
+    big = np.zeros((1, (1 << 18) + 1), np.int32)
+    v.inputs = {name: big for name in v.inputs}
+    with pytest.raises(PackError, match=r"more than the 1 MiB a pack file may have"):
+        write_vector(tmp_path, v)
+    assert not any(tmp_path.iterdir()), "a refused vector left files behind"
 
 
 @pytest.mark.parametrize("bad", [float("nan"), np.int64(3)], ids=["nan", "numpy-int"])

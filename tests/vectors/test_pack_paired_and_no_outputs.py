@@ -14,8 +14,8 @@ from pack_cases import edit_desc, problems_of
 
 from conformance.builder import single_operator_graph
 from conformance.claims import full_claim
+from conformance.compliance_descriptor import BlockScalesParams, Mode, ScaledValuesParams
 from conformance.spec import load_revision, spec_in_use
-from reference.compliance.descriptor import BlockScalesParams, Mode, ScaledValuesParams
 from reference.expectations import expect
 from vectors.pack import (
     Check,

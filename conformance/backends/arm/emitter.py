@@ -111,9 +111,6 @@ class BlockEmitter:
         attr.setAttribute(op, *args)
         self.block.addOperator(op, list(inputs), list(outputs), attr)
 
-    def arm_type(self, dt: DType) -> Any:
-        return arm_dtype(self.ts, dt)
-
     def region_name(self, block: str) -> str:
         """The Arm region a control-flow attribute names for our block ``block``."""
         try:

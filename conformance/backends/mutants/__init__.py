@@ -44,12 +44,13 @@ from unittest import mock
 import numpy as np
 
 from conformance.backends.base import BackendError, BackendResult
-from conformance.backends.reference import REFERENCE_DENORMALS
+from conformance.backends.reference import REFERENCE_DENORMALS, as_result
 from conformance.block_tensor import is_block_scaled
 from conformance.graph import Graph
 from conformance.spec import Spec, load_spec
 from reference.context import OpContext
-from reference.engine import Evaluator, held
+from reference.engine import Evaluator
+from reference.engine import held as held  # public: mutant authors convert outputs with it
 from reference.registry import OpFunction
 from vectors.pack_model import LoadedVector
 
@@ -422,10 +423,4 @@ class MutantBackend:
         evaluator.ops = self.mutant.operator_table(evaluator.ops)
         with helpers_installed(self.mutant.helpers):
             outcome = evaluator.run(vector.inputs)
-        if outcome.kind == "error":
-            return BackendResult.reject(str(outcome.rule))
-        if outcome.kind == "unpredictable":
-            return BackendResult.reject(f"unpredictable: {outcome.rule}")
-        main = vector.graph.main
-        outputs = {n: held(v, main.tensors[n].dtype) for n, v in outcome.outputs.items()}
-        return BackendResult(outputs)
+        return as_result(vector, outcome)

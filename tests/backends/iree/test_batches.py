@@ -10,7 +10,8 @@ import pytest
 
 from conformance.backends.base import batch_size
 from conformance.cli.main import main
-from conformance.runner import CRASHED, INFO, PASSED, read_results, run_pack
+from conformance.runner import run_pack
+from conformance.verdicts import CRASHED, INFO, PASSED, read_results
 
 BACKENDS = Path(__file__).parent / "batching_backends.py"
 

@@ -20,7 +20,7 @@ from conformance.backends.base import BackendError
 from conformance.backends.iree import IreeBackend, unavailable
 from conformance.backends.iree.stages import NO_VERIFIER, stage_of
 from conformance.builder import single_operator_graph
-from conformance.runner import ERROR_EXPECTED, FAILED, PASSED, judge
+from conformance.verdicts import ERROR_EXPECTED, FAILED, PASSED, judge
 from reference.expectations import expect
 from vectors.pack_model import Check, LoadedVector, Provenance, Requirements
 

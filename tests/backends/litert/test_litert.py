@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from conformance.backends import get_backend
 from conformance.backends.litert.model import TRANSLATORS
 from conformance.capabilities import load_manifest
-from conformance.runner import PASSED, run_one
+from conformance.runner import run_one
 from conformance.spec import load_spec
 from conformance.vectorize import case_to_vector
+from conformance.verdicts import PASSED
 from strategies.valid import valid_cases
 from vectors.pack_model import LoadedVector, Provenance
 

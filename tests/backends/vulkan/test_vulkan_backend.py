@@ -24,8 +24,8 @@ from conformance.backends.base import BackendError
 from conformance.backends.vulkan import VulkanBackend, unavailable
 from conformance.backends.vulkan.pipeline import CONVERT, STAGES
 from conformance.builder import single_operator_graph
-from conformance.runner import PASSED, judge
 from conformance.spec import load_revision, spec_in_use
+from conformance.verdicts import PASSED, judge
 from vectors.pack_model import LoadedVector
 
 WHY = unavailable()
