@@ -173,10 +173,11 @@ def test_fp4_and_fp6_outputs_the_model_cannot_hand_back_are_skipped() -> None:
     assert not needs_executable(add_i64())
 
 
-def test_the_binding_takes_but_does_not_return_the_mx_floats() -> None:
-    for name in ("fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0"):
+def test_the_binding_takes_but_does_not_return_the_mx_types() -> None:
+    # measured: fp4 / fp6 / fp8ue8m0 outputs come back empty, mxint8 as an empty float64
+    for name in ("fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0", "mxint8"):
         assert not returned_by_binding(D.BY_NAME[name])
-    for name in ("i64", "mxint8", "fp8e4m3"):
+    for name in ("i64", "fp8e4m3", "i8"):
         assert returned_by_binding(D.BY_NAME[name])
 
 
@@ -229,7 +230,7 @@ def test_the_backend_runs_1_1_vectors(tmp_path: Path) -> None:
     from conformance.backends.arm import ArmBackend
 
     backend = ArmBackend()
-    for sub in ("add", "fp6"):
+    for sub in ("add", "fp6", "mxint8"):
         (tmp_path / sub).mkdir()
     a = np.array([[5, -7, 1 << 40], [-1, 0, 9]], np.int64)
     b = np.array([[1, 2, 3], [-(1 << 50), 4, -9]], np.int64)
@@ -243,6 +244,11 @@ def test_the_backend_runs_1_1_vectors(tmp_path: Path) -> None:
     assert backend.unsupported(fp6) is None
     result6 = judge(fp6, backend.run(fp6, tmp_path / "fp6"))
     assert result6.verdict == PASSED, result6.detail
+    # so does an mxint8 one, its bounds included (the binding returns it empty)
+    mx = vector_of(const("mxint8", np.array([[-128, 127, 0, -1, 64]], np.int8)), {})
+    assert backend.unsupported(mx) is None
+    result8 = judge(mx, backend.run(mx, tmp_path / "mxint8"))
+    assert result8.verdict == PASSED, result8.detail
     skipped = vector_of(convolution("CONV3D", "bf16", "fp16", "fp32", "fp32"), {})
     assert "no CONV3D of in_t=bf16, weight_t=fp16" in (backend.unsupported(skipped) or "")
 

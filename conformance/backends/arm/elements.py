@@ -58,7 +58,7 @@ ARM_NAMES: dict[str, str] = {
 # Types the binding's buffer interface cannot carry (see the module docstring).
 _NOT_THROUGH_BINDING = frozenset({"i4", "i48", "shape"})
 # TOSA 1.1 types it takes as inputs but cannot return (measured with tosa-tools 2026.8).
-_NOT_RETURNED_BY_BINDING = frozenset({"fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0"})
+_NOT_RETURNED_BY_BINDING = frozenset({"fp4e2m1", "fp6e2m3", "fp6e3m2", "fp8ue8m0", "mxint8"})
 
 # Types the model's .npy files hold packed (Arm's numpy_utils: fp4 two codes to a byte,
 # fp6 four codes to three bytes).
@@ -91,7 +91,8 @@ def crosses_binding(dt: DType) -> bool:
 def returned_by_binding(dt: DType) -> bool:
     """Whether ``tosa_reference_model.run`` returns outputs of this type.  Besides the
     types it cannot pass at all, the 2026.8 binding takes fp4 / fp6 / fp8ue8m0 inputs
-    (a code per byte) but returns such outputs empty ("Unsupported tensor DType")."""
+    (a code per byte) but returns such outputs empty ("Unsupported tensor DType"), and
+    mxint8 outputs as an empty float64 array."""
     return crosses_binding(dt) and dt.name not in _NOT_RETURNED_BY_BINDING
 
 
