@@ -108,7 +108,7 @@ def profiles_option(
 
 # A --vectors pattern that matches no name: a run of it is the fixed cost of a run. Since
 # 2026-12-01 `run` stops such a run at the selection, before any worker starts, with
-# this exit status (conformance.cli.run_cmd.NO_VECTORS), which is then its success.
+# this exit status (conformance.cli.options.NO_VECTORS), which is then its success.
 NO_VECTOR = "(?!)"
 NO_VECTORS_EXIT = 5
 

@@ -21,14 +21,14 @@ from conformance import __version__, revisions
 from conformance.capabilities.select import MANIFEST_SKIP
 from conformance.claim_scope import CLAIM_SKIP
 from conformance.claims import Claim, required_modes
+from conformance.operator_table import OperatorTable
 from conformance.spec import Spec
 from conformance.verdicts import FAILURES, PASSED, SKIPPED, XFAIL, XPASS, RunReport, VectorResult
+from reference.ops.custom import UNTESTABLE
 
 # Operators no pack can test: the spec leaves what they compute to the implementation.
 # They are listed in the certificate as such, never counted as met or failed.
-UNTESTABLE_OPERATORS: dict[str, str] = {
-    "CUSTOM": "the specification leaves a custom operator's result to the implementation",
-}
+UNTESTABLE_OPERATORS: OperatorTable[str] = OperatorTable({"CUSTOM": UNTESTABLE})
 
 CERTIFICATE_FORMAT = "tosa-conformance-certificate"
 CERTIFICATE_VERSION = 1
@@ -484,9 +484,7 @@ class Certificate:
         }
         if self.capabilities is not None:  # only then: other certificates keep their shape
             body["capabilities"] = self.subset_json()
-            body["summary"]["not_claimed"] = sum(
-                p.status == "not claimed" for p in self.pairs
-            )
+            body["summary"]["not_claimed"] = sum(p.status == "not claimed" for p in self.pairs)
         known = sum(p.status == "known failure" for p in self.pairs)
         if known:  # only then, so certificates without known failures keep their shape
             body["summary"]["known_failure"] = known

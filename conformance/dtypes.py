@@ -122,8 +122,6 @@ class DType:
         """Element-wise: is each integer value representable in this type."""
         if self.kind != "int":
             raise TypeError(f"{self.name} has no integer range")
-        if self.kind != "int":
-            raise TypeError(f"{self.name} has no integer range")
         lo, hi = self.int_range
         v = np.asarray(values)
         return (v >= lo) & (v <= hi)

@@ -23,9 +23,46 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from conformance import process_tree
+from conformance.builder import map_operands
+from conformance.capabilities import Manifest, load_manifest
+from conformance.capabilities.check import violations
+from conformance.certify import UNTESTABLE_OPERATORS
 from conformance.claims import Claim, required_modes
 from conformance.errors import ConformanceError
-from conformance.spec import Spec, TypeSupport, load_spec, use_spec
+from conformance.executors import Executor, map_jobs
+from conformance.runner import ignore_interrupts
+from conformance.spec import Level, Spec, TypeSupport, load_spec, use_spec
+from conformance.vectorize import case_to_vector
+from reference.compliance import DOT_PRODUCT_OPERATORS
+from reference.engine import evaluate
+from strategies.case import DYNAMIC_TARGET, Case, ctc_freeing, freeable_ctc
+from strategies.chains import chain_cases, chain_starts
+from strategies.claimed_values import constrain_to_claim
+from strategies.domain import fill_domain
+from strategies.draw import draw_examples, first_accepted
+from strategies.fill import fill_values, refusal
+from strategies.invalid import breakers_for, invalid_cases
+from strategies.levels import is_level_case, level_cases, level_limits_for, unwritable_cases
+from strategies.obligations import (
+    BROADCAST_GROUPS,
+    GRAPH_OPERATORS,
+    LARGE_INPUT,
+    PairCoverage,
+    arg_dtype,
+    coverage,
+    float_mode,
+    forbidden_by_rule,
+    pair_obligations,
+    vector_facts,
+)
+from strategies.recipes import RecipeContext
+from strategies.shapes import Budget
+from strategies.valid import has_recipe, unbuildable_reason, valid_cases
+from vectors.pack import write_pack_index, write_vector
+from vectors.pack_model import PackEntry, PackMeta, Provenance, Vector
 from vectors.pack_write import MAX_NAME
 
 DEFAULT_EXAMPLES = 3
@@ -124,7 +161,7 @@ class Options:
     levels: bool = True  # cases at every level limit and just above it
     targeted: bool = True  # the coverage-obligation jobs (edge, large, ranks, aims)
     chains: bool = True  # valid vectors of 2-5 operators in a chain (CHAINS_PER_START)
-    capabilities: Any = None  # conformance.capabilities.Manifest: its pairs, its limits
+    capabilities: Manifest | None = None  # its pairs, its limits
 
     def to_json(self) -> dict[str, Any]:
         keys = ("examples", "negative", "max_elements", "ops", "levels", "targeted", "chains")
@@ -159,23 +196,14 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     modes), one case at and one above every level limit, and one vector per rule an
     invalid-case breaker can break.  The second round (:func:`aim_jobs`) aims at what
     this one leaves unmet: ranks, attribute values, ties, broadcasts."""
-    from reference.compliance import DOT_PRODUCT_OPERATORS
-    from strategies.case import DYNAMIC_TARGET, ctc_freeing, freeable_ctc
-    from strategies.chains import chain_starts
-    from strategies.invalid import breakers_for
-    from strategies.levels import level_limits_for
-    from strategies.obligations import GRAPH_OPERATORS, float_mode, pair_obligations
-    from strategies.recipes import RecipeContext
-    from strategies.shapes import Budget
-    from strategies.valid import has_recipe, unbuildable_reason
 
     pattern = re.compile(options.ops, re.IGNORECASE) if options.ops else None
     modes = [
         m for m in required_modes(spec, claim) if pattern is None or pattern.fullmatch(m.operator)
     ]
     manifest = options.capabilities
-    unclaimed = [(m, manifest.unclaimed_reason(m)) for m in modes] if manifest else []
-    unclaimed = [(m, why) for m, why in unclaimed if why is not None]
+    reasons = [(m, manifest.unclaimed_reason(m)) for m in modes] if manifest else []
+    unclaimed = [(m, why) for m, why in reasons if why is not None]
     modes = [m for m in modes if m.key not in {u.key for u, _ in unclaimed}]
     jobs: list[Job] = []
     missing: list[TypeSupport] = []
@@ -230,7 +258,7 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
     return Plan(jobs, made, missing, unclaimed, unbuildable)
 
 
-def _rank_capped(manifest: Any, operator: str, claim: Claim) -> bool:
+def _rank_capped(manifest: Manifest | None, operator: str, claim: Claim) -> bool:
     hi = manifest.limits(operator).max_rank if manifest is not None else None
     return hi is not None and hi < claim.level["MAX_RANK"]
 
@@ -246,13 +274,15 @@ TIES_ELEMENTS = 64  # per tensor, at least, in a ties vector (where the budget a
 
 
 def aim_jobs(
-    spec: Spec, claim: Claim, coverage: dict[tuple[str, str], set[str]], manifest: Any = None
+    spec: Spec,
+    claim: Claim,
+    coverage: dict[tuple[str, str], set[str]],
+    manifest: Manifest | None = None,
 ) -> list[Job]:
     """The second round: a job for every obligation the first round left unmet that a
     target can aim at (an attribute value, a rounding tie, a NaN position...).  It is
     planned from the first round's results, which the seed fixes, so the pack stays the
     same whatever ``--jobs`` is."""
-    from strategies.obligations import pair_obligations
 
     jobs: list[Job] = []
     for (operator, mode), facts in sorted(coverage.items()):
@@ -276,7 +306,7 @@ def aim_jobs(
     return jobs
 
 
-def _beyond_manifest(manifest: Any, operator: str, target: str) -> str | None:
+def _beyond_manifest(manifest: Manifest | None, operator: str, target: str) -> str | None:
     """Why a ``rank:R`` target is outside the manifest's rank range (None: inside)."""
     if manifest is None or not target.startswith("rank:"):
         return None
@@ -307,7 +337,7 @@ class JobContext:
 @dataclass
 class JobResult:
     job: Job
-    entry: Any | None  # vectors.pack_model.PackEntry
+    entry: PackEntry | None
     problem: str | None = None
     facts: frozenset[str] = frozenset()  # obligations the vector meets
     reasons: dict[str, str] = field(default_factory=dict)  # obligation -> why unmet
@@ -320,13 +350,11 @@ class PackWriteError(ConformanceError):
     """A vector could not be written: the folder is no pack (exit status 2)."""
 
 
-def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
+def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Budget:
     """The element budget of a job: the pack's for ordinary draws; a large one for the
     large and long-dot-product targets; a floor on sizes where a target needs real
     dimensions (ranks, edge cases with every pair of special values, must-fail cases
     that are not minimal)."""
-    from strategies.obligations import BROADCAST_GROUPS, LARGE_INPUT, arg_dtype
-    from strategies.shapes import Budget
 
     base = Budget() if max_elements is None else Budget(max_elements=max_elements)
     if job.kind == "chain":  # the pack's: each operator of the chain draws within it
@@ -374,7 +402,6 @@ def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Any:
 
 def run_job(job: Job, jc: JobContext) -> JobResult:
     """Draw the case, evaluate it, write the vector; in a worker process."""
-    import numpy as np
 
     # Special values are the point: a signalling NaN widened, inf - inf, an overflow
     # to inf are expected, and numpy's warnings about them would only be noise.
@@ -383,16 +410,6 @@ def run_job(job: Job, jc: JobContext) -> JobResult:
 
 
 def _run_job(job: Job, jc: JobContext) -> JobResult:
-    from conformance.capabilities.check import violations
-    from conformance.vectorize import case_to_vector
-    from strategies.chains import chain_cases
-    from strategies.draw import first_accepted
-    from strategies.invalid import invalid_cases
-    from strategies.levels import is_level_case, level_cases
-    from strategies.obligations import vector_facts
-    from strategies.valid import valid_cases
-    from vectors.pack import write_vector
-    from vectors.pack_model import Provenance, Vector
 
     spec = use_spec(load_spec(jc.spec_path))  # what everything in this worker reads
     level = spec.level(jc.level)
@@ -400,13 +417,9 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     budget = job_budget(job, spec, jc.max_elements)
     manifest = None
     if jc.capabilities is not None:  # its limits constrain every draw of the job
-        from conformance.capabilities import load_manifest
-
         manifest = load_manifest(jc.capabilities, spec)
         budget = budget if chain else manifest.constrain(budget, job.operator)
     if jc.claimed is not None and not chain:
-        from strategies.claimed_values import constrain_to_claim
-
         budget = constrain_to_claim(budget, spec, spec.operator(job.operator), jc.claimed)
     seed = job.seed(jc.pack_seed)
     if chain:  # the manifest's limits are checked on the whole graph (violations)
@@ -431,7 +444,7 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     skip = [CHAIN_SKIP if chain else 0 if kept else 1]
     found: dict[str, Any] = {}
 
-    def accept(case: Any) -> Vector | None:
+    def accept(case: Case) -> Vector | None:
         if skip[0] > 0:
             skip[0] -= 1
             return None
@@ -479,7 +492,7 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     problems: list[str] = []
     outside: list[str] = []  # cases outside the capability manifest
 
-    def accept_and_write(case: Any) -> Any:
+    def accept_and_write(case: Case) -> PackEntry | None:
         vector = accept(case)
         if vector is None:
             return None
@@ -517,14 +530,11 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     return JobResult(job, entry, None, found.get("facts", frozenset()), found.get("reasons", {}))
 
 
-def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | None:
+def _attribute_refusal(job: Job, spec: Spec, level: Level, budget: Budget) -> str | None:
     """Why an attribute value no aimed case could take is impossible: an ordinary case
     with the attribute set to it, and the rule the reference then names (RESCALE's
     ``input_unsigned`` with an i32 input fails an ERROR_IF).  None when the reference
     accepts it: the value is possible, the draws missed it."""
-    from reference.engine import evaluate
-    from strategies.draw import draw_examples
-    from strategies.valid import valid_cases
 
     assert job.aim is not None
     name, _, value = job.aim.removeprefix("attr:").partition("=")
@@ -551,12 +561,10 @@ def _attribute_refusal(job: Job, spec: Spec, level: Any, budget: Any) -> str | N
     return f"{outcome.rule.kind} {outcome.rule.clause}"
 
 
-def _with_domain(case: Any, spec: Spec, level: Any) -> Any:
+def _with_domain(case: Case, spec: Spec, level: Level) -> Case:
     """A large case of a float function with its input swept over every binade
     (strategies.domain), if the reference still accepts it as valid; else the case as
     drawn."""
-    from reference.engine import evaluate
-    from strategies.domain import fill_domain
 
     swept = fill_domain(spec, case)
     if swept is None:
@@ -565,12 +573,9 @@ def _with_domain(case: Any, spec: Spec, level: Any) -> Any:
     return swept if outcome.valid else case
 
 
-def _fill_edge(case: Any, spec: Spec, level: Any) -> dict[str, str]:
+def _fill_edge(case: Case, spec: Spec, level: Level) -> dict[str, str]:
     """Place the value classes an edge case still lacks (strategies.fill); the reasons
     for those that cannot be placed, keyed by obligation."""
-    from conformance.builder import map_operands
-    from strategies.fill import fill_values, refusal
-    from strategies.obligations import arg_dtype, pair_obligations, vector_facts
 
     block = case.graph.main
     if len(block.operators) != 1:
@@ -604,12 +609,10 @@ def _run_jobs(
     jc: JobContext,
     workers: int,
     progress: Callable[[int, int], None],
-    executor: Any = None,
+    executor: Executor | None = None,
 ) -> list[JobResult]:
     results: list[JobResult] = []
     if executor is not None:  # Dask workers (conformance.executors): the same jobs, bytes
-        from conformance.executors import map_jobs
-
         spec_path = jc.spec_path and str(Path(jc.spec_path).resolve())
         jc = replace(jc, out=str(Path(jc.out).resolve()), spec_path=spec_path)
         return map_jobs(executor, run_job, jobs, jc, progress, workers, shared=[Path(jc.out)])
@@ -663,8 +666,6 @@ def _quiet_broken_pool() -> Iterator[None]:
 def _job_worker_start(parent: int) -> None:
     """A generate worker leaves Ctrl-C to the parent and dies with it, however it dies
     (SIGKILL included): an orphan would go on writing and hold the folder's lock."""
-    from conformance import process_tree
-    from conformance.runner import ignore_interrupts
 
     ignore_interrupts()
     process_tree.die_with_parent(signal.SIGKILL)
@@ -675,13 +676,13 @@ def _job_worker_start(parent: int) -> None:
 @dataclass
 class GenerateResult:
     out: Path
-    entries: list[Any]
+    entries: list[PackEntry]
     problems: list[str]
     plan: Plan
     pack_sha256: str
     seconds: float
     notes: list[str] = field(default_factory=list)  # things not tested, by design
-    coverage: list[Any] = field(default_factory=list)  # strategies.obligations.PairCoverage
+    coverage: list[PairCoverage] = field(default_factory=list)
 
 
 def generate(
@@ -694,10 +695,8 @@ def generate(
     jobs: int = 1,
     spec_path: str | None = None,
     progress: Callable[[int, int], None] | None = None,
-    executor: Any = None,  # conformance.executors.Executor: jobs on Dask workers
+    executor: Executor | None = None,  # jobs on Dask workers
 ) -> GenerateResult:
-    from vectors.pack import write_pack_index
-    from vectors.pack_model import PackMeta
 
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
@@ -749,11 +748,8 @@ def generate(
     entries = sorted((r.entry for r in results if r.entry is not None), key=lambda e: e.name)
     problems = grouped_problems([r.problem for r in results if r.problem])
     notes: list[str] = [r.note for r in results if r.note]
-    from conformance.certify import UNTESTABLE_OPERATORS
 
     if options.levels:
-        from strategies.levels import unwritable_cases
-
         for op in sorted({m.operator for m in the_plan.modes}):
             for case, why in unwritable_cases(spec, op, claim.level):
                 notes.append(f"{op} has no {case} level vectors: {why}")
@@ -805,14 +801,13 @@ def pack_coverage(
     claim: Claim,
     the_plan: Plan,
     results: list[JobResult],
-    manifest: Any = None,
+    manifest: Manifest | None = None,
     targeted: bool = True,
-) -> list[Any]:
+) -> list[PairCoverage]:
     """Per pair with a recipe: which obligations the pack's valid vectors meet, and for
     each one unmet, why (what a job learnt trying to meet it).  Without ``targeted`` no
     job aimed at them, so nothing was learnt of the rule that may forbid one: the reason
     says so rather than count it a gap of the pack or a rule."""
-    from strategies.obligations import coverage, pair_obligations
 
     facts = _facts_by_pair(results)
     reasons: dict[tuple[str, str], dict[str, str]] = {}
@@ -837,10 +832,6 @@ def pack_coverage(
     return out
 
 
-def default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
 def summarize(result: GenerateResult) -> Iterable[str]:
     kinds: dict[str, int] = {}
     for e in result.entries:
@@ -854,12 +845,11 @@ def summarize(result: GenerateResult) -> Iterable[str]:
     yield f"pack sha256 {result.pack_sha256}"
 
 
-def unmet_lines(covered: list[Any]) -> Iterable[str]:
+def unmet_lines(covered: list[PairCoverage]) -> Iterable[str]:
     """The pack's obligation record for people: a total, then each unmet obligation
     with its reason, grouped by pair and reason."""
     if not covered:
         return
-    from strategies.obligations import forbidden_by_rule
 
     met = sum(len(c.met) for c in covered)
     total = met + sum(len(c.unmet) for c in covered)

@@ -71,9 +71,8 @@ def round_to_float64(dt: DType, x: np.ndarray) -> np.ndarray:
 
 def _round_float64(x: np.ndarray, dt: DType) -> np.ndarray:
     """float64 values rounded to ``dt``'s values, still in float64."""
-    assert dt.normal_frac is not None and dt.normal_min is not None
-    frac = dt.normal_frac
-    emin = int(np.log2(dt.normal_min))
+    frac = dt.fp.normal_frac
+    emin = int(np.log2(dt.fp.normal_min))
     mag = np.abs(x)
     _, e2 = np.frexp(mag)  # mag = m * 2**e2 with 0.5 <= m < 1, so its exponent is e2 - 1
     # The quantum (ulp) of the binade; below normal_min it stays that of the subnormals.
@@ -81,7 +80,7 @@ def _round_float64(x: np.ndarray, dt: DType) -> np.ndarray:
     # ldexp by a power of two is exact here (no float64 overflow or underflow: the
     # scaled value is below 2**(frac+1), or the input was already that small).
     rounded = np.ldexp(np.rint(np.ldexp(mag, shift)), -shift)
-    over = rounded > dt.normal_max  # NaN compares False: NaN stays NaN
+    over = rounded > dt.fp.normal_max  # NaN compares False: NaN stays NaN
     rounded = np.where(over, np.inf if dt.has_inf else np.nan, rounded)
     return np.copysign(rounded, x)
 

@@ -3,10 +3,15 @@
 An operator's facts live in name-keyed registries spread over four packages (the
 evaluator's ``@implements``, the recipes' ``@recipe``, the breakers' ``@breaks`` /
 ``@graph_breaks``, the describers' ``@describes`` and the precision tables in
-``reference/compliance``, the mutant catalogue, the Arm translators' ``@_register`` and
-the flatbuffer attribute table).  :func:`operator_sources` asks each of them at run
-time, so the answer cannot drift from the code, and gives every entry as ``file:line``
-(``spec op NAME --sources``; docs/operators.md renders it for every operator).
+``reference/compliance``, the mutant catalogue, the Arm translators' ``@_register``,
+the flatbuffer attribute table and ``Op`` enum, the errata) and in every other
+:class:`~conformance.operator_table.OperatorTable` and
+:func:`~conformance.operator_table.family` of the project (chain and obligation
+families, the LiteRT translators, the Arm revision tables, ...).  :func:`operator_sources`
+asks each of them at run time, so the answer cannot drift from the code, and gives every
+entry as ``file:line`` (``spec op NAME --sources``; docs/operators.md renders it for
+every operator).  A module-level table of operator names that is neither kind is a test
+failure (tests/core/test_sources.py), so a new table cannot stay out of the index.
 
 A registry may legitimately hold nothing for an operator; :data:`EXEMPTIONS` (and the
 reasons derived from the spec model in :func:`exemption`) say why, and
@@ -18,16 +23,19 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import inspect
+import pkgutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conformance import revisions
-from conformance.spec import OperatorSpec, Spec, active_spec, load_spec, spec_in_use
+from conformance import dtypes, errata, operator_table, revisions
+from conformance.spec import OperatorSpec, Spec, active_spec, load_revision, load_spec, spec_in_use
+from reference.ops.custom import UNTESTABLE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,19 +48,25 @@ REGISTRIES: dict[str, str] = {
     "mutants": "mutants (conformance.backends.mutants)",
     "arm": "Arm translation (@_register)",
     "attributes": "flatbuffer attributes (vectors/attributes.py, or the revision's tosa.fbs)",
+    "schema": "flatbuffer Op enum (the revision's tosa.fbs)",
+    "errata": "errata (conformance/errata.py)",
+    "tables": "operator tables and families (OperatorTable, family)",
 }
+
+# The packages whose modules may hold operator tables.
+PACKAGES = ("conformance", "reference", "strategies", "vectors")
 
 _NO_ERROR_IF = (
     "its pseudocode has no ERROR_IF: only the generic breakers (an unsupported type, a "
     "wrong output shape) apply"
 )
-_CUSTOM = "the spec leaves CUSTOM's result to the implementation, so there is nothing to {}"
+
 
 # Registry -> operator -> why the registry holds nothing for it.  Reasons that follow
 # from the spec model (no attributes, no output, the shape group) or from another table
 # (the Arm backend's skipped operators) are derived in :func:`exemption`, not listed.
 EXEMPTIONS: dict[str, dict[str, str]] = {
-    "recipe": {"CUSTOM": _CUSTOM.format("evaluate")},
+    "recipe": {"CUSTOM": UNTESTABLE},
     "breakers": {
         **{
             op: _NO_ERROR_IF
@@ -74,10 +88,10 @@ EXEMPTIONS: dict[str, dict[str, str]] = {
                 "TANH",
             )
         },
-        "CUSTOM": _CUSTOM.format("break"),
+        "CUSTOM": UNTESTABLE,
     },
-    "compliance": {"CUSTOM": _CUSTOM.format("check")},
-    "mutants": {"CUSTOM": _CUSTOM.format("mutate")},
+    "compliance": {"CUSTOM": UNTESTABLE},
+    "mutants": {"CUSTOM": UNTESTABLE},
 }
 
 
@@ -148,14 +162,105 @@ def _table_entry(module: ModuleType, table: str, operator: str, what: str) -> So
     return SourceLocation(_relative(path), line, what)
 
 
+def _schema_path(revision: str) -> Path:
+    """The flatbuffer schema packs of ``revision`` are written in (the 2024 draft's is
+    the project's own, vectors/schema/tosa.fbs)."""
+    if revision == revisions.DRAFT_2024.name:
+        return REPO / "vectors" / "schema" / "tosa.fbs"
+    return Path(revisions.revision(revision).fbs_path)
+
+
 def _schema_table(revision: str, table: str) -> SourceLocation:
     """Where a vendored flatbuffer schema defines ``table``."""
-    from conformance import revisions
-
     path = revisions.revision(revision).fbs_path
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     line = next(k for k, text in enumerate(lines, 1) if text.startswith(f"table {table} "))
     return SourceLocation(_relative(str(path)), line, f"table {table}")
+
+
+# -- every operator table of the project ---------------------------------------------------
+
+
+@functools.cache
+def load_project() -> tuple[ModuleType, ...]:
+    """Import every module of :data:`PACKAGES` once, so that every operator table has
+    been made.  A module whose optional extra is missing (a third-party import fails)
+    holds no table this machine can use, and is left out."""
+    loaded = []
+    for package in PACKAGES:
+        root = importlib.import_module(package)
+        loaded.append(root)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            try:
+                loaded.append(importlib.import_module(info.name))
+            except ModuleNotFoundError as exc:
+                if (exc.name or "").partition(".")[0] in PACKAGES:
+                    raise
+    return tuple(loaded)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One indexed table under its module-level name (``line``: its assignment)."""
+
+    module: str
+    name: str
+    line: int
+    members: Collection[str]
+
+
+def table_name(entry: operator_table.Indexed) -> tuple[str, int]:
+    """The module-level name an indexed table is assigned to, and that line (the line of
+    the call when no module-level assignment covers it)."""
+    for node in _assignments(entry.module):
+        if node.lineno <= entry.line <= (node.end_lineno or node.lineno):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            return ast.unparse(targets[0]), node.lineno
+    return f"table made at line {entry.line}", entry.line
+
+
+@functools.cache
+def _assignments(module_name: str) -> tuple[ast.Assign | ast.AnnAssign, ...]:
+    path = inspect.getsourcefile(sys.modules[module_name])
+    assert path is not None
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    return tuple(n for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign))
+
+
+def tables() -> Iterator[Table]:
+    """Every indexed table of the project's packages, once each (a table re-exported
+    elsewhere is one table; one a test or a plug-in makes is not the project's)."""
+    load_project()
+    seen: set[int] = set()
+    for entry in operator_table.INDEX:
+        if id(entry.table) in seen or entry.module.partition(".")[0] not in PACKAGES:
+            continue
+        seen.add(id(entry.table))
+        name, line = table_name(entry)
+        yield Table(entry.module, name, line, entry.table)
+
+
+def _member_or_table(table: Table, operator: str) -> SourceLocation:
+    """Where ``table`` names ``operator``: the function filed under it, the string
+    written in the table, else the table's assignment (a table computed from others)."""
+    module = sys.modules[table.module]
+    value = table.members.get(operator) if isinstance(table.members, dict) else None
+    if callable(value) and inspect.isfunction(inspect.unwrap(value)):
+        return _where(value, f"{table.name}: {getattr(value, '__qualname__', operator)}")
+    path = inspect.getsourcefile(module)
+    assert path is not None
+    for node in _assignments(table.module):
+        if node.lineno == table.line:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Constant) and sub.value == operator:
+                    return SourceLocation(_relative(path), sub.lineno, table.name)
+    return SourceLocation(_relative(path), table.line, table.name)
+
+
+def _in_tables(op: OperatorSpec, keep: Callable[[Table], bool]) -> list[SourceLocation]:
+    # By file and line: the order modules happen to be imported in is no order to list.
+    found = [_member_or_table(t, op.name) for t in tables() if keep(t) and op.name in t.members]
+    return sorted(found, key=lambda loc: (loc.path, loc.line))
 
 
 # -- the registries ----------------------------------------------------------------------
@@ -190,24 +295,13 @@ def _breakers(op: OperatorSpec) -> list[SourceLocation]:
 
 def _compliance(op: OperatorSpec) -> list[SourceLocation]:
     from reference import expectations
-    from reference.compliance import bound_inputs, rules
+    from reference.compliance import rules
 
     expectations._load_describers()
     found = []
     if op.name in expectations.DESCRIBERS:
         found.append(_where(expectations.DESCRIBERS[op.name]))
-    tables: list[tuple[ModuleType, str]] = [
-        (rules, "ULP_OPERATORS"),
-        (rules, "ZERO_SIGN_OPERATORS"),
-        (rules, "EXACT_OPERATORS"),
-        (rules, "COMPARISON_OPERATORS"),
-        (rules, "DATA_MOVEMENT_OPERATORS"),
-        (rules, "DOT_PRODUCT_OPERATORS"),
-        (bound_inputs, "ABS_ERROR_OPERATORS"),
-    ]
-    for module, table in tables:
-        if op.name in getattr(module, table):
-            found.append(_table_entry(module, table, op.name, table))
+    found += _in_tables(op, _is_compliance)
     if not found and _output_types(op) and not _has_float_output(op):
         # Integer and bool results go through for_operator's exact rule.
         found.append(_where(rules.for_operator, "for_operator: integer results exact"))
@@ -226,7 +320,7 @@ def _mutants(op: OperatorSpec) -> list[SourceLocation]:
 
 
 def _arm(op: OperatorSpec) -> list[SourceLocation]:
-    from conformance.backends.arm.operators import TRANSLATORS
+    from conformance.backends.revision.operators import TRANSLATORS
 
     fn = TRANSLATORS.get(op.name)
     return [_where(fn)] if fn else []
@@ -244,6 +338,52 @@ def _attributes(op: OperatorSpec) -> list[SourceLocation]:
     return []
 
 
+def _schema(op: OperatorSpec) -> list[SourceLocation]:
+    path = _schema_path(active_spec().revision)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index("enum Op:uint32 {")
+    for k, text in enumerate(lines[start:], start + 1):
+        if text.strip().rstrip(",").split(" ")[0] == op.name:
+            return [SourceLocation(_relative(str(path)), k, "enum Op")]
+        if text.startswith("}"):
+            break
+    return []
+
+
+def _errata(op: OperatorSpec) -> list[SourceLocation]:
+    path = inspect.getsourcefile(errata)
+    assert path is not None
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [
+        SourceLocation(_relative(path), lines.index(f'        id="{e.id}",') + 1, f"erratum {e.id}")
+        for e in errata.ERRATA
+        if op.name in e.operators
+    ]
+
+
+# Tables that a registry above lists in its own words (the registrations themselves).
+_OWN_FINDER = {
+    ("reference.registry", "OPERATORS"),
+    ("strategies.recipes", "RECIPES"),
+    ("reference.expectations", "DESCRIBERS"),
+    ("conformance.backends.revision.operators", "TRANSLATORS"),
+    ("vectors.attributes", "OPERATOR_ATTRIBUTES"),
+    ("vectors.layout", "OP_VALUES"),
+}
+
+
+def _is_compliance(table: Table) -> bool:
+    return table.module.startswith("reference.compliance")
+
+
+def _other_table(table: Table) -> bool:
+    return not _is_compliance(table) and (table.module, table.name) not in _OWN_FINDER
+
+
+def _tables(op: OperatorSpec) -> list[SourceLocation]:
+    return _in_tables(op, _other_table)
+
+
 _FINDERS: dict[str, Callable[[OperatorSpec], list[SourceLocation]]] = {
     "semantics": _semantics,
     "recipe": _recipe,
@@ -252,6 +392,9 @@ _FINDERS: dict[str, Callable[[OperatorSpec], list[SourceLocation]]] = {
     "mutants": _mutants,
     "arm": _arm,
     "attributes": _attributes,
+    "schema": _schema,
+    "errata": _errata,
+    "tables": _tables,
 }
 
 
@@ -270,15 +413,11 @@ def _output_types(op: OperatorSpec) -> set[str]:
 
 
 def _has_float_output(op: OperatorSpec) -> bool:
-    from conformance import dtypes
-
     return any(dtypes.dtype(name).is_float for name in _output_types(op))
 
 
 @functools.cache
 def _draft_operators() -> frozenset[str]:
-    from conformance.spec import load_revision
-
     return frozenset(load_revision(revisions.DRAFT_2024.name).operators)
 
 
@@ -288,8 +427,12 @@ def exemption(registry: str, op: OperatorSpec) -> str | None:
         return "tosa.xml declares no attributes"
     if registry == "compliance" and not op.outputs:
         return "no output: nothing to check"
+    if registry == "errata":
+        return "tosa.xml is taken as it is: no erratum corrects this operator"
+    if registry == "tables":
+        return "no other table or family names it: the registries above are all it needs"
     if registry == "arm":
-        from conformance.backends.arm.revisions import SKIPPED_OPERATORS
+        from conformance.backends.revision.revisions import SKIPPED_OPERATORS
 
         if op.name in SKIPPED_OPERATORS:
             return f"the Arm backend skips it: {SKIPPED_OPERATORS[op.name]}"

@@ -125,6 +125,16 @@ SUB_BELOW_CLAUSE = "!(b_i64 > 0 && a_i64 < std::numeric_limits<int_t>::min() + b
 SUB_ABOVE_CLAUSE = "!(b_i64 < 0 && a_i64 > std::numeric_limits<int_t>::max() + b_i64)"
 
 
+def range_clause(type_var: str) -> str:
+    """RANGE_CLAUSE for the type variable ``type_var`` (apply_add_s<acc_t> ...)."""
+    return RANGE_CLAUSE.replace("in_t", type_var)
+
+
+# The range test of apply_add_s<acc_t>, as REDUCE_SUM's running sums (up to TOSA 1.0)
+# and AVG_POOL2D's name it.
+ACC_RANGE_CLAUSE = f"{range_clause('acc_t')} (apply_add_s)"
+
+
 def _sign_tests(x: np.ndarray, y: np.ndarray, dt: DType, sub: bool) -> list[np.ndarray]:
     """Per element, whether each of 1.1's two REQUIREs holds (in its order), exactly
     for every width: the bounds are moved by b only on the side where that stays in

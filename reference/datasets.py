@@ -25,12 +25,14 @@ import numpy as np
 
 from conformance import dtypes as dts
 from conformance.dtypes import DType
+from conformance.operator_table import OperatorTable
 from reference.compliance import MIN_DOT_PRODUCTS
 from reference.compliance.revision_rules import DataSetRule, current
 from reference.engine import to_storage
 
 __all__ = [
     "B_TABLE",
+    "DATA_SETS",
     "MIN_DOT_PRODUCTS",
     "bound_b",
     "dataset_inputs",
@@ -108,11 +110,10 @@ B_TABLE_1_0: dict[tuple[str, str], float] = {
 def largest_square_safe(in_dt: DType, limit: float) -> float:
     """The appendix's rule for B: the largest value representable in ``in_dt`` whose
     square does not exceed ``limit``."""
-    assert in_dt.normal_frac is not None and in_dt.normal_max is not None
-    target = min(float(in_dt.normal_max), math.sqrt(limit))
+    target = min(float(in_dt.fp.normal_max), math.sqrt(limit))
     # Round down to in_dt's significand (normal_frac + 1 bits) in the binade of target.
     exp = math.floor(math.log2(target))
-    ulp = math.ldexp(1.0, exp - in_dt.normal_frac)
+    ulp = math.ldexp(1.0, exp - in_dt.fp.normal_frac)
     b = math.floor(target / ulp) * ulp
     while b * b > limit:  # exact: both significands are at most 24 bits
         b -= ulp
@@ -130,17 +131,18 @@ def bound_b(in_dt: DType, acc_dt: DType, out_dt: DType | None = None) -> float:
     """
     rule = current().data_sets.value
     limit_dt = acc_dt
-    if out_dt is not None and out_dt.is_float:
-        assert out_dt.normal_max is not None and acc_dt.normal_max is not None
-        # TOSA 1.0 keys B by the output type alone.
-        if rule.b_by == "output" or out_dt.normal_max < acc_dt.normal_max:
-            limit_dt = out_dt
+    # TOSA 1.0 keys B by the output type alone.
+    if (
+        out_dt is not None
+        and out_dt.is_float
+        and (rule.b_by == "output" or out_dt.fp.normal_max < acc_dt.fp.normal_max)
+    ):
+        limit_dt = out_dt
     key = (in_dt.name, limit_dt.name)
     table = B_TABLE_1_0 if rule.b_by == "output" else B_TABLE
     if key in table:
         return table[key]
-    assert limit_dt.normal_max is not None
-    return largest_square_safe(in_dt, float(limit_dt.normal_max))
+    return largest_square_safe(in_dt, float(limit_dt.fp.normal_max))
 
 
 # -- tosa_mi_data -----------------------------------------------------------------------
@@ -219,33 +221,6 @@ def _grid(shape: Sequence[int]) -> list[np.ndarray]:
     return list(np.ogrid[tuple(slice(0, d) for d in shape)])
 
 
-def kernel_size(op: str, shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> int:
-    """KS for ``op`` as Appendix A defines it."""
-    name = op.upper()
-    if name in ("CONV2D", "TRANSPOSE_CONV2D"):
-        _, kh, kw, ic = shapes["weight"]
-        return kw * kh * ic
-    if name == "CONV3D":
-        _, kd, kh, kw, ic = shapes["weight"]
-        return kd * kw * kh * ic
-    if name == "DEPTHWISE_CONV2D":
-        kh, kw, _, _ = shapes["weight"]
-        return kw * kh
-    if name == "FULLY_CONNECTED":
-        return int(shapes["input"][1])
-    if name in ("MATMUL", "MATMUL_T"):
-        return int(shapes["A"][2])
-    if name == "AVG_POOL2D":
-        ky, kx = attrs["kernel"]
-        return int(kx) * int(ky)
-    if name in ("FFT2D", "RFFT2D"):
-        _, h, w = shapes["input_real"]
-        return (2 if name == "FFT2D" else 1) * h * w
-    if name == "REDUCE_SUM":
-        return int(shapes["input"][int(attrs["axis"])])
-    raise ValueError(f"Appendix A defines no test data for {op}")
-
-
 def _conv_input(kernel: Sequence[int]) -> IndexFn:
     """Data input of a convolution: k walks the kernel window by position modulo the
     kernel size, then channel; ``kernel`` is (KD,) KH, KW, and the last axis is IC."""
@@ -320,48 +295,101 @@ def _reduce_input(axis: int) -> IndexFn:
     return fn
 
 
-def _layout(
-    op: str, shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]
-) -> dict[str, tuple[int, IndexFn]]:
-    """For each input argument Appendix A fills: its parameter number p and the
-    function giving (k, i) for every element."""
-    if op in ("CONV2D", "TRANSPOSE_CONV2D"):
-        _, kh, kw, _ = shapes["weight"]
-        return {
-            "input": (0, _conv_input((kh, kw))),
-            "weight": (1, _conv_weight),
-            "bias": (2, _bias),
-        }
-    if op == "CONV3D":
-        _, kd, kh, kw, _ = shapes["weight"]
-        return {
-            "input": (0, _conv_input((kd, kh, kw))),
-            "weight": (1, _conv_weight),
-            "bias": (2, _bias),
-        }
-    if op == "DEPTHWISE_CONV2D":
-        kh, kw, _, _ = shapes["weight"]
-        return {
-            "input": (0, _depthwise_input(kh, kw)),
-            "weight": (1, _depthwise_weight),
-            "bias": (2, _bias),
-        }
-    if op == "FULLY_CONNECTED":
-        return {"input": (0, _last_axis), "weight": (1, _last_axis), "bias": (2, _bias)}
-    if op == "MATMUL":
-        return {"A": (0, _last_axis), "B": (1, _matmul_b)}
-    if op == "MATMUL_T":  # TOSA 1.1: B [D, W, C], k = c
-        return {"A": (0, _last_axis), "B": (1, _last_axis)}
-    if op == "AVG_POOL2D":
-        ky, kx = (int(v) for v in attrs["kernel"])
-        return {"input": (0, _avg_pool_input(ky, kx))}
-    if op == "REDUCE_SUM":
-        return {"input": (0, _reduce_input(int(attrs["axis"])))}
-    if op == "FFT2D":
-        return {"input_real": (0, _fft_input(0)), "input_imag": (0, _fft_input(1))}
-    if op == "RFFT2D":
-        return {"input_real": (0, _fft_input(0))}
-    raise ValueError(f"Appendix A defines no test data for {op}")
+# What Appendix A fills for one operator: KS, and for each input argument it fills its
+# parameter number p and the function giving (k, i) for every element.
+Layout = dict[str, tuple[int, IndexFn]]
+DataSet = Callable[[Mapping[str, Sequence[int]], Mapping[str, Any]], tuple[int, Layout]]
+
+# Operator -> its Appendix A data set (a new dot-product operator registers here).
+DATA_SETS: OperatorTable[DataSet] = OperatorTable()
+
+
+@DATA_SETS.register("CONV2D", "TRANSPOSE_CONV2D")
+def _conv2d(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    _, kh, kw, ic = shapes["weight"]
+    inputs = {"input": (0, _conv_input((kh, kw))), "weight": (1, _conv_weight), "bias": (2, _bias)}
+    return kw * kh * ic, inputs
+
+
+@DATA_SETS.register("CONV3D")
+def _conv3d(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    _, kd, kh, kw, ic = shapes["weight"]
+    inputs = {
+        "input": (0, _conv_input((kd, kh, kw))),
+        "weight": (1, _conv_weight),
+        "bias": (2, _bias),
+    }
+    return kd * kw * kh * ic, inputs
+
+
+@DATA_SETS.register("DEPTHWISE_CONV2D")
+def _depthwise(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    kh, kw, _, _ = shapes["weight"]
+    inputs = {
+        "input": (0, _depthwise_input(kh, kw)),
+        "weight": (1, _depthwise_weight),
+        "bias": (2, _bias),
+    }
+    return kw * kh, inputs
+
+
+@DATA_SETS.register("FULLY_CONNECTED")
+def _fully_connected(
+    shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]
+) -> tuple[int, Layout]:
+    inputs: Layout = {"input": (0, _last_axis), "weight": (1, _last_axis), "bias": (2, _bias)}
+    return int(shapes["input"][1]), inputs
+
+
+@DATA_SETS.register("MATMUL")
+def _matmul(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    return int(shapes["A"][2]), {"A": (0, _last_axis), "B": (1, _matmul_b)}
+
+
+@DATA_SETS.register("MATMUL_T")
+def _matmul_t(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    # TOSA 1.1: B is [D, W, C], so k is its last index, as A's.
+    return int(shapes["A"][2]), {"A": (0, _last_axis), "B": (1, _last_axis)}
+
+
+@DATA_SETS.register("AVG_POOL2D")
+def _avg_pool2d(
+    shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]
+) -> tuple[int, Layout]:
+    ky, kx = (int(v) for v in attrs["kernel"])
+    return kx * ky, {"input": (0, _avg_pool_input(ky, kx))}
+
+
+@DATA_SETS.register("REDUCE_SUM")
+def _reduce_sum(
+    shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]
+) -> tuple[int, Layout]:
+    axis = int(attrs["axis"])
+    return int(shapes["input"][axis]), {"input": (0, _reduce_input(axis))}
+
+
+@DATA_SETS.register("FFT2D")
+def _fft2d(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    _, h, w = shapes["input_real"]
+    return 2 * h * w, {"input_real": (0, _fft_input(0)), "input_imag": (0, _fft_input(1))}
+
+
+@DATA_SETS.register("RFFT2D")
+def _rfft2d(shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> tuple[int, Layout]:
+    _, h, w = shapes["input_real"]
+    return h * w, {"input_real": (0, _fft_input(0))}
+
+
+def _appendix_a(op: str) -> DataSet:
+    try:
+        return DATA_SETS[op.upper()]
+    except KeyError:
+        raise ValueError(f"Appendix A defines no test data for {op}") from None
+
+
+def kernel_size(op: str, shapes: Mapping[str, Sequence[int]], attrs: Mapping[str, Any]) -> int:
+    """KS for ``op`` as Appendix A defines it."""
+    return _appendix_a(op)(shapes, attrs)[0]
 
 
 def _as_dtype(dt: DType | str) -> DType:
@@ -389,8 +417,7 @@ def dataset_inputs(
     """
     name = op.upper()
     attrs = attrs or {}
-    layout = _layout(name, shapes, attrs)
-    ks = kernel_size(name, shapes, attrs)
+    ks, layout = _appendix_a(name)(shapes, attrs)
     types = {a: _as_dtype(t) for a, t in dtypes.items()}
     acc = _as_dtype(acc_dtype)
     first = next(iter(layout))

@@ -21,6 +21,7 @@ from conformance.block_tensor import BlockScaled, TensorValue, scale_type, value
 from conformance.builder import OperandMap
 from conformance.dtypes import DType, is_float_storage
 from conformance.graph import Block, Graph, Operator
+from conformance.operator_table import OperatorTable, family
 from conformance.spec import Level, Spec, TypeSupport, load_spec
 from reference import compliance, mx
 from reference.compliance import ComplianceDescriptor, revision_rules
@@ -123,12 +124,12 @@ class DescribeContext:
 
 
 Describer = Callable[[DescribeContext], OutputCheck]
-DESCRIBERS: dict[str, Describer] = {}
+DESCRIBERS: OperatorTable[Describer] = OperatorTable()
 
 
 # Operators whose describer also describes integer outputs (RESCALE's INEXACT_ROUND);
 # the others' integer outputs are exact.
-INTEGER_DESCRIBERS: set[str] = set()
+INTEGER_DESCRIBERS: set[str] = family(set())
 
 
 def describes(*names: str, integer_outputs: bool = False) -> Callable[[Describer], Describer]:

@@ -92,8 +92,7 @@ def to_bits(values: np.ndarray, dt: DType) -> np.ndarray:
 
 def _float_fields(dt: DType) -> tuple[int, int, int]:
     """(exponent bits, mantissa bits, bias) of a signed floating-point MX/fp8 type."""
-    assert dt.exponent_bits is not None and dt.normal_frac is not None
-    e, m = dt.exponent_bits, dt.normal_frac
+    e, m = dt.fp.exponent_bits, dt.fp.normal_frac
     return e, m, (1 << (e - 1)) - 1
 
 
@@ -150,22 +149,20 @@ def _round_float(x: np.ndarray, dt: DType) -> np.ndarray:
     smallest normal binade below it, so subnormals round right), in exact fp64
     arithmetic; a result past normal_max is infinity (fp8e5m2), NaN (fp8e4m3) or, for
     the types with neither, the saturated normal_max (a NaN becomes +0 there)."""
-    assert dt.normal_frac is not None and dt.normal_min is not None
-    assert dt.normal_max is not None
-    frac = dt.normal_frac
-    emin = math.frexp(dt.normal_min)[1] - 1
+    frac = dt.fp.normal_frac
+    emin = math.frexp(dt.fp.normal_min)[1] - 1
     mag = np.abs(x)
     with np.errstate(invalid="ignore", over="ignore"):
         _, e2 = np.frexp(np.where(np.isfinite(mag), mag, 1.0))
         shift = frac - np.maximum(e2 - 1, emin)
         rounded = np.ldexp(np.rint(np.ldexp(mag, shift)), -shift)
-    over = (rounded > dt.normal_max) | np.isinf(mag)
+    over = (rounded > dt.fp.normal_max) | np.isinf(mag)
     if dt.has_inf:
         rounded = np.where(over, np.inf, rounded)
     elif dt.has_nan:
         rounded = np.where(over, np.nan, rounded)
     else:
-        rounded = np.where(over, float(dt.normal_max), rounded)
+        rounded = np.where(over, float(dt.fp.normal_max), rounded)
         return np.where(np.isnan(x), 0.0, np.copysign(rounded, x))
     return np.where(np.isnan(x), np.nan, np.copysign(rounded, x))
 
@@ -206,9 +203,8 @@ def largest_rounding_to_normal_max(dt: DType) -> float:
     fp8e5m2 61440, mxint8 1.9921875."""
     if dt is dtypes.MXINT8:
         return (127 + 0.5) / MXINT8_SCALE
-    assert dt.normal_max is not None and dt.normal_frac is not None
-    top = float(dt.normal_max)
-    max_ulp = math.ldexp(1.0, math.frexp(top)[1] - 1 - dt.normal_frac)
+    top = float(dt.fp.normal_max)
+    max_ulp = math.ldexp(1.0, math.frexp(top)[1] - 1 - dt.fp.normal_frac)
     return top + 0.5 * max_ulp
 
 

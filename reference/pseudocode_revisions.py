@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.operator_table import OperatorTable
+
 # Revisions (conformance.revisions names) whose pseudocode is the 2024 draft's.  A
 # custom tosa.xml of that family is identified as "2024-04-draft" too.
 DRAFT_PSEUDOCODE: frozenset[str] = frozenset({"2024-04-draft"})
@@ -47,9 +49,11 @@ def pseudocode_1_1(revision: str) -> bool:
 # implements every profile, so for it the clause never fires; a case that sets the
 # attribute is valid for an implementation of the profile only, so its vector needs the
 # profile besides its mode's requirements (conformance.vectorize reads this table).
-PROFILE_GATED_ATTRIBUTES: dict[str, tuple[tuple[str, str], ...]] = {
-    "ARITHMETIC_RIGHT_SHIFT": (("round", "PRO-INT"),),
-}
+PROFILE_GATED_ATTRIBUTES: OperatorTable[tuple[tuple[str, str], ...]] = OperatorTable(
+    {
+        "ARITHMETIC_RIGHT_SHIFT": (("round", "PRO-INT"),),
+    }
+)
 
 
 def profiles_needed(revision: str, operator: str, attributes: Mapping[str, Any]) -> frozenset[str]:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from conformance.operator_table import OperatorTable
+
 if TYPE_CHECKING:
     from reference.context import OpContext
 
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
 # (``{"output": array}``; list outputs map to a list of arrays).
 OpFunction = Callable[["OpContext"], dict[str, "np.ndarray | list[np.ndarray]"]]
 
-OPERATORS: dict[str, OpFunction] = {}
+OPERATORS: OperatorTable[OpFunction] = OperatorTable()
 
 
 def implements(*names: str) -> Callable[[OpFunction], OpFunction]:

@@ -31,6 +31,7 @@ from typing import Literal
 
 import numpy as np
 
+from conformance.operator_table import family
 from reference.compliance import DATA_MOVEMENT_OPERATORS
 from reference.context import OpContext
 from reference.engine import to_storage
@@ -79,7 +80,7 @@ SELECTIONS = ZeroSignRule(
     "either sign; a zero whose candidates all have one sign is compared",
 )
 ZERO_SIGN: tuple[ZeroSignRule, ...] = (COPIES, SET_BY_OPERATOR, SELECTIONS)
-TIE_OPERATORS: frozenset[str] = frozenset(SELECTIONS.operators)
+TIE_OPERATORS: frozenset[str] = family(frozenset(SELECTIONS.operators))
 
 
 def _zeros(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

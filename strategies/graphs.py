@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.builder import GraphBuilder, GraphError, check_operator
 from conformance.dtypes import DType
+from conformance.operator_table import family
 from conformance.spec import Level, Spec, TypeSupport
 from reference import compliance
 from reference.engine import EvaluationError, evaluate, to_storage
@@ -105,31 +106,33 @@ CHAINABLE = frozenset(
         dtypes.FP32,
     }
 )
-UNARY = ("ABS", "NEGATE", "BITWISE_NOT", "LOGICAL_NOT", "CEIL", "FLOOR", "CLZ", "IDENTITY")
-UNARY_LAST = ("EXP", "LOG", "RECIPROCAL", "RSQRT", "SIN", "COS", "TANH", "SIGMOID", "ERF")
-SHIFTS = ("ARITHMETIC_RIGHT_SHIFT", "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT")
-BINARY = (
-    "ADD",
-    "SUB",
-    "MUL",
-    "MAXIMUM",
-    "MINIMUM",
-    "BITWISE_AND",
-    "BITWISE_OR",
-    "BITWISE_XOR",
-    "LOGICAL_AND",
-    "LOGICAL_OR",
-    "LOGICAL_XOR",
-    *SHIFTS,
-    "INTDIV",
-    "POW",
-    "EQUAL",
-    "GREATER",
-    "GREATER_EQUAL",
+UNARY = family(("ABS", "NEGATE", "BITWISE_NOT", "LOGICAL_NOT", "CEIL", "FLOOR", "CLZ", "IDENTITY"))
+UNARY_LAST = family(("EXP", "LOG", "RECIPROCAL", "RSQRT", "SIN", "COS", "TANH", "SIGMOID", "ERF"))
+SHIFTS = family(("ARITHMETIC_RIGHT_SHIFT", "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT"))
+BINARY = family(
+    (
+        "ADD",
+        "SUB",
+        "MUL",
+        "MAXIMUM",
+        "MINIMUM",
+        "BITWISE_AND",
+        "BITWISE_OR",
+        "BITWISE_XOR",
+        "LOGICAL_AND",
+        "LOGICAL_OR",
+        "LOGICAL_XOR",
+        *SHIFTS,
+        "INTDIV",
+        "POW",
+        "EQUAL",
+        "GREATER",
+        "GREATER_EQUAL",
+    )
 )
-REDUCE = ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL", "REDUCE_SUM", "ARGMAX")
-LAYOUT = ("RESHAPE", "TRANSPOSE", "REVERSE", "SLICE", "TILE")
-GLUE_OPS = (*UNARY, *UNARY_LAST, *BINARY, *REDUCE, *LAYOUT, "SELECT", "CLAMP")
+REDUCE = family(("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL", "REDUCE_SUM", "ARGMAX"))
+LAYOUT = family(("RESHAPE", "TRANSPOSE", "REVERSE", "SLICE", "TILE"))
+GLUE_OPS = family((*UNARY, *UNARY_LAST, *BINARY, *REDUCE, *LAYOUT, "SELECT", "CLAMP"))
 
 
 def deterministic(op: str) -> bool:

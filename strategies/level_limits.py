@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 
 from conformance.errata import BY_ID
 from conformance.expressions import BinOp, Environment, Name, names_in, parse_expr
-from conformance.spec import Argument, Level, OperatorSpec, Spec
+from conformance.operator_table import family
+from conformance.spec import Argument, Level, OperatorSpec, Spec, active_spec
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
 from strategies.recipes import shape as shape_recipes
@@ -47,7 +48,7 @@ MERGED_LIMITS = ("MAX_RANK", "MAX_TENSOR_LIST_SIZE")
 
 # The operators whose nesting the errata bound (erratum max_nesting-no-levellimit):
 # their list cases nest MAX_NESTING deep, so the at-limit vector holds both maxima.
-NESTED = frozenset(BY_ID["max_nesting-no-levellimit"].operators)
+NESTED = family(frozenset(BY_ID["max_nesting-no-levellimit"].operators))
 
 _POOL_PAD = (
     "ERROR_IF(pad_top >= kernel_y ...): a pad stays below its kernel, itself at most "
@@ -144,6 +145,12 @@ def bind(op_spec: OperatorSpec, spec: CaseSpec) -> dict[str, int]:
         if arg.element_names and value is not None:
             for n, v in zip(arg.element_names, np.asarray(value).reshape(-1), strict=False):
                 env.values[n] = int(v)
+        elif isinstance(value, str):
+            # An enumerated attribute a shape divides by (TOSA 1.1's block_size in
+            # [N,IH,IW,IC/block_size]): the number its value name stands for.
+            numbers = {v.name: v.value for e in active_spec().enums.values() for v in e.values}
+            if isinstance(numbers.get(value), int):
+                env.values[arg.name] = int(numbers[value])
     return env.values
 
 

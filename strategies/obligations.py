@@ -43,6 +43,7 @@ from conformance import dtypes
 from conformance.block_tensor import BlockScaled
 from conformance.block_tensor import is_block_scaled as is_block_scaled_type
 from conformance.dtypes import DType, IntRange
+from conformance.operator_table import family
 from conformance.spec import Argument, Level, OperatorSpec, Spec, TypeSupport
 from strategies.domain import DOMAIN_FACT, domain_argument, domain_facts
 
@@ -50,25 +51,29 @@ LARGE_INPUT = 65536  # input elements (all inputs together) of the large vector
 LARGE_OUTPUT = 1024  # output elements of the large vector
 LONG_KS = 256  # a dot product at least this long counts as long
 # The pooling operators (TOSA 1.1's _ADAPTIVE ones take the same windows).
-POOLING_OPERATORS = ("MAX_POOL2D", "AVG_POOL2D", "MAX_POOL2D_ADAPTIVE", "AVG_POOL2D_ADAPTIVE")
+POOLING_OPERATORS = family(
+    ("MAX_POOL2D", "AVG_POOL2D", "MAX_POOL2D_ADAPTIVE", "AVG_POOL2D_ADAPTIVE")
+)
 # Operators whose result selects among input values, where a NaN's position decides
 # what a careless implementation returns (a max that skips NaN, an argmax that starts
 # its scan at the second element).  tosa.xml has no such property to derive it from.
-NAN_POSITION_OPERATORS = frozenset(
-    {
-        "ARGMAX",
-        "MAX_POOL2D",
-        "AVG_POOL2D",
-        "MAX_POOL2D_ADAPTIVE",  # TOSA 1.1: the pooling pseudocode, parameters as inputs
-        "AVG_POOL2D_ADAPTIVE",
-        "REDUCE_MAX",
-        "REDUCE_MIN",
-        "REDUCE_SUM",
-        "REDUCE_PRODUCT",
-        "MAXIMUM",
-        "MINIMUM",
-        "CLAMP",
-    }
+NAN_POSITION_OPERATORS = family(
+    frozenset(
+        {
+            "ARGMAX",
+            "MAX_POOL2D",
+            "AVG_POOL2D",
+            "MAX_POOL2D_ADAPTIVE",  # TOSA 1.1: the pooling pseudocode, parameters as inputs
+            "AVG_POOL2D_ADAPTIVE",
+            "REDUCE_MAX",
+            "REDUCE_MIN",
+            "REDUCE_SUM",
+            "REDUCE_PRODUCT",
+            "MAXIMUM",
+            "MINIMUM",
+            "CLAMP",
+        }
+    )
 )
 
 # Enumerations whose values name element types: the mode binds them (acc_type names
@@ -78,11 +83,13 @@ TYPE_ENUMS = frozenset({"acc_type_t", "var_t"})
 # Float operators whose result can leave the output type's range from finite inputs
 # (a sum, a product, an exponential, a narrowing cast); the others' results are bounded
 # by their inputs (ABS, MAXIMUM, CEIL, SIN, ...).
-OVERFLOWING_OPERATORS = frozenset(
-    {"ADD", "SUB", "MUL", "RECIPROCAL", "CAST", "EXP", "POW", "REDUCE_SUM", "REDUCE_PRODUCT"}
+OVERFLOWING_OPERATORS = family(
+    frozenset(
+        {"ADD", "SUB", "MUL", "RECIPROCAL", "CAST", "EXP", "POW", "REDUCE_SUM", "REDUCE_PRODUCT"}
+    )
 )
 # Integer operators that saturate to the output type rather than REQUIRE a fit.
-SATURATING_OPERATORS = frozenset({"RESCALE", "CAST"})
+SATURATING_OPERATORS = family(frozenset({"RESCALE", "CAST"}))
 
 INT_CLASSES = ("min", "max", "zero", "one", "minus-one")
 FLOAT_CLASSES = (
@@ -100,7 +107,7 @@ ZP_CLASSES = ("zero", "nonzero", "min", "max")
 # TOSA 1.1's shape operators whose shape input is an exponent: REQUIRE(0 <= input <
 # MAX_LOG2_SIZE) makes the domain small enough to owe each value (1 << input is where
 # a narrow shift or a float path goes wrong, each at its own exponent).
-EXPONENT_OPERATORS = frozenset({"EXP2_SHAPE"})
+EXPONENT_OPERATORS = family(frozenset({"EXP2_SHAPE"}))
 SHAPE_ARG_TYPES = ("shape_t", "shape_list_t")
 
 
@@ -261,10 +268,27 @@ def _is_zero_point(arg: Argument) -> bool:
     return arg.name.endswith("_zp")
 
 
+# (spec, level, operator, mode) -> the spec and its pair's obligations: the generator asks
+# for a pair's obligations when it plans the jobs, aims them, fills edge vectors and
+# totals the coverage; they are computed once.  The spec is kept with them, so that its
+# id is not reused while the entry lives.
+_PairKey = tuple[int, str, tuple[tuple[str, int], ...], str, str]
+_PAIRS: dict[_PairKey, tuple[Spec, PairObligations]] = {}
+
+
 def pair_obligations(
     spec: Spec, level: Level, op_spec: OperatorSpec, mode: TypeSupport
 ) -> PairObligations:
     """Every coverage obligation of (operator, mode), from the spec model."""
+    key = (id(spec), level.name, tuple(sorted(level.maxima.items())), op_spec.name, mode.mode)
+    if key not in _PAIRS:
+        _PAIRS[key] = (spec, _pair_obligations(spec, level, op_spec, mode))
+    return _PAIRS[key][1]
+
+
+def _pair_obligations(
+    spec: Spec, level: Level, op_spec: OperatorSpec, mode: TypeSupport
+) -> PairObligations:
     from reference.compliance import DOT_PRODUCT_OPERATORS
     from strategies.ties import tie_kinds
 
@@ -381,8 +405,8 @@ def _walks_an_axis(op_spec: OperatorSpec, mode: TypeSupport) -> bool:
 
 
 # Operators whose cases are whole graphs: they get the obligations of their attributes.
-GRAPH_OPERATORS = frozenset(
-    {"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ", "CUSTOM"}
+GRAPH_OPERATORS = family(
+    frozenset({"COND_IF", "WHILE_LOOP", "VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ", "CUSTOM"})
 )
 
 # A pooling window over padding on all four sides (pad_top, pad_bottom, pad_left,

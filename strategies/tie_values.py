@@ -50,9 +50,8 @@ def float_midpoints(
     """fp64 values exactly half-way between two neighbouring values of float type
     ``dt``, of magnitude at most about ``top``, both signs, subnormal ones included;
     ``integral``: integer midpoints only (from the first binade whose ulp is 2)."""
-    assert dt.normal_frac is not None and dt.normal_min is not None
-    frac = dt.normal_frac
-    emin = int(np.log2(dt.normal_min))
+    frac = dt.fp.normal_frac
+    emin = int(np.log2(dt.fp.normal_min))
     emax = min(int(np.floor(np.log2(dt.fp.normal_max))), int(np.floor(np.log2(top))))
     lowest = frac + 1 if integral else emin - 1
     e = rng.integers(lowest, max(lowest, emax) + 1, size)
@@ -68,8 +67,7 @@ def add_partner(rng: np.random.Generator, a: np.ndarray, dt: DType) -> np.ndarra
     precision) above or 2**-(p+1) ulp below such a point: what the guard and sticky
     bits of an adder decide.  b has a's sign, so that the sum stays in a's binade
     (away from zero; a power of two minus half its ulp would be exact)."""
-    assert dt.normal_frac is not None
-    p = dt.normal_frac + 1
+    p = dt.fp.normal_frac + 1
     x = np.where(np.isfinite(a), a, 1.0).astype(np.float64)
     u = ulp(x, dt)
     side = _sides(rng, x.shape)
@@ -96,8 +94,7 @@ def mul_factors(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> 
     """Values of float type ``dt`` whose significands A have a tie or a near-tie
     partner (see mul_partner): odd A below 2**(p+1) / 3 (3A has p + 1 bits, the last
     one 1), or odd A above 3 * 2**(p-2) for which _near_partner finds a B."""
-    assert dt.normal_frac is not None
-    p = dt.normal_frac + 1
+    p = dt.fp.normal_frac + 1
     side = _sides(rng, shape)
     lo_tie, hi_tie = 1 << (p - 2), -(-(1 << (p + 1)) // 3) // 2  # odd A = 2k + 1 in these
     near = side != 0
@@ -116,8 +113,7 @@ def mul_partner(rng: np.random.Generator, a: np.ndarray, dt: DType) -> np.ndarra
     """b (held by ``dt``) with a * b a tie (3 * A: p + 1 bits, the last one 1) or
     within one lsb of one (_near_partner's B); 1 where a's significand allows
     neither."""
-    assert dt.normal_frac is not None
-    p = dt.normal_frac + 1
+    p = dt.fp.normal_frac + 1
     x = np.where(np.isfinite(a) & (a != 0), np.abs(a), 1.0).astype(np.float64)
     m, _ = np.frexp(x)
     sig = np.ldexp(m, p).astype(np.int64)  # A in [2**(p-1), 2**p)

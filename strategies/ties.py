@@ -66,6 +66,7 @@ import numpy as np
 from conformance import dtypes
 from conformance.block_tensor import BlockScaled, is_block_scaled, value_type
 from conformance.dtypes import DType
+from conformance.operator_table import OperatorTable, family
 from conformance.spec import OperatorSpec, Spec, TypeSupport, load_spec
 from reference.compliance.rules import ULP_OPERATORS
 from reference.ops.tensor_conv import read_block_scaled
@@ -77,21 +78,27 @@ FACTS: frozenset[str] = frozenset({TIE, NEAR_TIE})
 NO_FACTS: frozenset[str] = frozenset()
 
 # Where the pseudocode rounds an integer (or decides a sample position).
-INTEGER_ROUNDING: dict[str, str] = {
-    "RESCALE": "apply_scale_32 / apply_scale_16: (value * multiplier + round) >> shift",
-    "AVG_POOL2D": "apply_scale_32(acc, reciprocal_scale(count)) in the integer modes",
-    "AVG_POOL2D_ADAPTIVE": "AVG_POOL2D.tosac (TOSA 1.1): the same, kernel, stride, pad as inputs",
-    "ARITHMETIC_RIGHT_SHIFT": "round == true adds the last bit shifted out",
-    "MUL": "in_t == i32_t && shift > 0: (product + (1 << (shift - 1))) >> shift",
-    "INTDIV": "apply_intdiv_s: division truncating toward zero",
-    "CAST": "round_to_nearest_int (ties to even) and round_to_nearest_float",
-    "RESIZE": "NEAREST_NEIGHBOR: iy1 when 2 * dy >= scale_y_n (ix likewise)",
-}
+INTEGER_ROUNDING: OperatorTable[str] = OperatorTable(
+    {
+        "RESCALE": "apply_scale_32 / apply_scale_16: (value * multiplier + round) >> shift",
+        "AVG_POOL2D": "apply_scale_32(acc, reciprocal_scale(count)) in the integer modes",
+        "AVG_POOL2D_ADAPTIVE": (
+            "AVG_POOL2D.tosac (TOSA 1.1): the same, kernel, stride, pad as inputs"
+        ),
+        "ARITHMETIC_RIGHT_SHIFT": "round == true adds the last bit shifted out",
+        "MUL": "in_t == i32_t && shift > 0: (product + (1 << (shift - 1))) >> shift",
+        "INTDIV": "apply_intdiv_s: division truncating toward zero",
+        "CAST": "round_to_nearest_int (ties to even) and round_to_nearest_float",
+        "RESIZE": "NEAREST_NEIGHBOR: iy1 when 2 * dy >= scale_y_n (ix likewise)",
+    }
+)
 # 0.5-ulp rows whose results the type always holds: no value between two neighbours.
-INTEGRAL_RESULTS = frozenset({"CEIL", "FLOOR"})
+INTEGRAL_RESULTS = family(frozenset({"CEIL", "FLOOR"}))
 # The precision table's "within 0.5 ulp" rows that can round: the float results that
 # must be the nearest value of the output type.
-CORRECTLY_ROUNDED = frozenset(op for op, n in ULP_OPERATORS.items() if n == 0.5) - INTEGRAL_RESULTS
+CORRECTLY_ROUNDED = family(
+    frozenset(op for op, n in ULP_OPERATORS.items() if n == 0.5) - INTEGRAL_RESULTS
+)
 
 Masks = tuple[np.ndarray, np.ndarray]  # (tie, near-tie) per element
 Arrays = Mapping[str, np.ndarray]
@@ -100,8 +107,7 @@ Arrays = Mapping[str, np.ndarray]
 def precision(dt: DType) -> int:
     """Significand bits of a float type; magnitude bits of an integer type."""
     if dt.is_float:
-        assert dt.normal_frac is not None
-        return dt.normal_frac + 1
+        return dt.fp.normal_frac + 1
     return dt.bits - 1
 
 
@@ -150,7 +156,7 @@ def rounding_operators(spec: Spec | None = None) -> frozenset[str]:
     return _ROUNDING[id(spec)]
 
 
-ROUNDING_OPERATORS: frozenset[str] = rounding_operators()
+ROUNDING_OPERATORS: frozenset[str] = family(rounding_operators())
 
 
 def _mode_rounds(op: OperatorSpec, mode: TypeSupport) -> bool:
@@ -221,12 +227,11 @@ def tie_facts(
 def ulp(x: np.ndarray, dt: DType) -> np.ndarray:
     """The spacing of ``dt``'s values in the binade of each |x| (the subnormal spacing
     below normal_min); x must be finite."""
-    assert dt.normal_min is not None and dt.normal_frac is not None
-    emin = int(np.log2(dt.normal_min))
+    emin = int(np.log2(dt.fp.normal_min))
     mag = np.abs(np.asarray(x, np.float64))
     _, e = np.frexp(mag)  # mag = m * 2**e, m in [0.5, 1): binade e - 1
     k = np.where(mag > 0, np.maximum(e - 1, emin), emin)
-    return np.ldexp(1.0, k - dt.normal_frac)
+    return np.ldexp(1.0, k - dt.fp.normal_frac)
 
 
 def float_classes(
@@ -248,8 +253,7 @@ def float_classes(
         off = off + np.where(finite, err, 0.0)
     both = np.maximum(np.abs(lo), np.abs(lo + 1)) * u <= dt.fp.normal_max
     ok = finite & both
-    assert dt.normal_frac is not None
-    delta = np.maximum(u * 2.0 ** -(dt.normal_frac + 1), at_least)
+    delta = np.maximum(u * 2.0 ** -(dt.fp.normal_frac + 1), at_least)
     near = ok & (off != 0) & (np.abs(off) <= delta) & (np.abs(off) < u / 2)
     return ok & (off == 0), near
 
@@ -508,18 +512,20 @@ def _resize(v: _Vector) -> Masks:
     return np.concatenate([ty, tx]), np.concatenate([ny, nx])
 
 
-_DETECTORS: dict[str, Callable[[_Vector], Masks]] = {
-    "CAST": _cast,
-    "RESCALE": _rescale,
-    "ARITHMETIC_RIGHT_SHIFT": _arithmetic_right_shift,
-    "MUL": _mul,
-    "ADD": _add_sub(1.0),
-    "SUB": _add_sub(-1.0),
-    "INTDIV": _intdiv,
-    "AVG_POOL2D": _avg_pool2d,
-    "AVG_POOL2D_ADAPTIVE": _avg_pool2d_adaptive,
-    "RESIZE": _resize,
-}
+_DETECTORS: OperatorTable[Callable[[_Vector], Masks]] = OperatorTable(
+    {
+        "CAST": _cast,
+        "RESCALE": _rescale,
+        "ARITHMETIC_RIGHT_SHIFT": _arithmetic_right_shift,
+        "MUL": _mul,
+        "ADD": _add_sub(1.0),
+        "SUB": _add_sub(-1.0),
+        "INTDIV": _intdiv,
+        "AVG_POOL2D": _avg_pool2d,
+        "AVG_POOL2D_ADAPTIVE": _avg_pool2d_adaptive,
+        "RESIZE": _resize,
+    }
+)
 
 
 def case_tie_facts(case: Case, spec: Spec | None = None, level: str = "8K") -> set[str]:

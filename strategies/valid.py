@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import dtype
+from conformance.operator_table import family
 from conformance.spec import Level, Spec, TypeSupport
 from strategies.case import DYNAMIC_TARGET, Case, CaseSpec, ctc_freeing
 from strategies.recipes import RecipeContext, load_all
@@ -21,11 +22,13 @@ class NoRecipe(LookupError):
 # The operators whose block-scaled modes (TOSA 1.1's bs32_fp8ue8m0_*_t: values with
 # one scale per 32 of them, one tensor) the reference evaluates and the recipes draw:
 # the ones that move elements (tensor_read_value_scale / tensor_write_value_scale).
-BLOCK_SCALED_OPERATORS = frozenset(
-    {"CONCAT", "CONST", "DIM", "IDENTITY", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE"}
-    | {"CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T"}
-    | {"RESIZE", "ROW_GATHER"}
-    | {"CAST"}
+BLOCK_SCALED_OPERATORS = family(
+    frozenset(
+        {"CONCAT", "CONST", "DIM", "IDENTITY", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE"}
+        | {"CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T"}
+        | {"RESIZE", "ROW_GATHER"}
+        | {"CAST"}
+    )
 )
 
 

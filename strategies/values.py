@@ -41,21 +41,19 @@ def special_values(dt: DType) -> list[float | int | bool]:
         lo, hi = _codes(dt)
         one = 1 << dt.frac_bits
         return sorted({lo, lo + 1, -one, -1, 0, 1, one, hi})
-    assert dt.normal_min is not None and dt.normal_max is not None
-    assert dt.normal_frac is not None
-    smallest_sub = dt.normal_min * 2.0**-dt.normal_frac
+    smallest_sub = dt.fp.normal_min * 2.0**-dt.fp.normal_frac
     out: list[float] = [
         0.0,
         -0.0,
         1.0,
         -1.0,
-        dt.normal_min,
-        -dt.normal_min,
+        dt.fp.normal_min,
+        -dt.fp.normal_min,
         smallest_sub,
         -smallest_sub,
-        dt.normal_min - smallest_sub,  # largest subnormal
-        dt.normal_max,
-        -dt.normal_max,
+        dt.fp.normal_min - smallest_sub,  # largest subnormal
+        dt.fp.normal_max,
+        -dt.fp.normal_max,
         float("nan"),
     ]
     if dt.has_inf:

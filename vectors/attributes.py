@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from conformance.operator_table import OperatorTable
 from vectors import layout as L
 
 
@@ -73,109 +74,113 @@ _CONV = OpAttributes(
 _VAR_UID = OpAttributes(L.VARIABLE, (_a("uid", _I),))
 _CONST = OpAttributes(None, (_a("values", Kind.OUTPUT_DATA, "data"),))
 
-OPERATOR_ATTRIBUTES: dict[str, OpAttributes] = {
-    "ARGMAX": _AXIS,
-    "AVG_POOL2D": OpAttributes(
-        L.POOL,
-        (
-            _a("kernel", _V),
-            _a("stride", _V),
-            _a("pad", _V),
-            _a("acc_type", Kind.ACC_TYPE, "accum_dtype"),
-            _a("input_zp", _I),
-            _a("output_zp", _I),
+OPERATOR_ATTRIBUTES: OperatorTable[OpAttributes] = OperatorTable(
+    {
+        "ARGMAX": _AXIS,
+        "AVG_POOL2D": OpAttributes(
+            L.POOL,
+            (
+                _a("kernel", _V),
+                _a("stride", _V),
+                _a("pad", _V),
+                _a("acc_type", Kind.ACC_TYPE, "accum_dtype"),
+                _a("input_zp", _I),
+                _a("output_zp", _I),
+            ),
         ),
-    ),
-    "CONV2D": _CONV,
-    "CONV3D": _CONV,
-    "DEPTHWISE_CONV2D": _CONV,
-    "FFT2D": OpAttributes(L.FFT, (_a("inverse", _B), _a("local_bound", _B))),
-    "FULLY_CONNECTED": OpAttributes(L.FULLY_CONNECTED, (_a("input_zp", _I), _a("weight_zp", _I))),
-    "MATMUL": OpAttributes(L.MATMUL, (_a("A_zp", _I, "a_zp"), _a("B_zp", _I, "b_zp"))),
-    "MAX_POOL2D": OpAttributes(L.POOL, (_a("kernel", _V), _a("stride", _V), _a("pad", _V))),
-    "RFFT2D": OpAttributes(L.RFFT, (_a("local_bound", _B),)),
-    "TRANSPOSE_CONV2D": OpAttributes(
-        L.TRANSPOSE_CONV,
-        (
-            _a("out_pad", _V),
-            _a("stride", _V),
-            _a("acc_type", Kind.ACC_TYPE),
-            _a("input_zp", _I),
-            _a("weight_zp", _I),
-            _a("local_bound", _B),
+        "CONV2D": _CONV,
+        "CONV3D": _CONV,
+        "DEPTHWISE_CONV2D": _CONV,
+        "FFT2D": OpAttributes(L.FFT, (_a("inverse", _B), _a("local_bound", _B))),
+        "FULLY_CONNECTED": OpAttributes(
+            L.FULLY_CONNECTED, (_a("input_zp", _I), _a("weight_zp", _I))
         ),
-    ),
-    "CLAMP": OpAttributes(
-        L.CLAMP,
-        (
-            _a("min_val", Kind.ELEMENT, "min_int", fp_field="min_fp"),
-            _a("max_val", Kind.ELEMENT, "max_int", fp_field="max_fp"),
+        "MATMUL": OpAttributes(L.MATMUL, (_a("A_zp", _I, "a_zp"), _a("B_zp", _I, "b_zp"))),
+        "MAX_POOL2D": OpAttributes(L.POOL, (_a("kernel", _V), _a("stride", _V), _a("pad", _V))),
+        "RFFT2D": OpAttributes(L.RFFT, (_a("local_bound", _B),)),
+        "TRANSPOSE_CONV2D": OpAttributes(
+            L.TRANSPOSE_CONV,
+            (
+                _a("out_pad", _V),
+                _a("stride", _V),
+                _a("acc_type", Kind.ACC_TYPE),
+                _a("input_zp", _I),
+                _a("weight_zp", _I),
+                _a("local_bound", _B),
+            ),
         ),
-    ),
-    "ARITHMETIC_RIGHT_SHIFT": OpAttributes(L.ARITHMETIC_RIGHT_SHIFT, (_a("round", _B),)),
-    "NEGATE": OpAttributes(L.NEGATE, (_a("input1_zp", _I), _a("output_zp", _I))),
-    "REDUCE_ALL": _AXIS,
-    "REDUCE_ANY": _AXIS,
-    "REDUCE_MAX": _AXIS,
-    "REDUCE_MIN": _AXIS,
-    "REDUCE_PRODUCT": _AXIS,
-    "REDUCE_SUM": _AXIS,
-    "CONCAT": _AXIS,
-    "PAD": OpAttributes(
-        L.PAD, (_a("pad_const", Kind.ELEMENT, "pad_const_int", fp_field="pad_const_fp"),)
-    ),
-    "REVERSE": _AXIS,
-    "TRANSPOSE": OpAttributes(L.TRANSPOSE, (_a("perms", _V),)),
-    "RESIZE": OpAttributes(L.RESIZE, (_a("mode", Kind.RESIZE_MODE),)),
-    "RESCALE": OpAttributes(
-        L.RESCALE,
-        (
-            _a("input_zp", _I),
-            _a("output_zp", _I),
-            _a("scale32", _B),
-            _a("double_round", _B),
-            _a("per_channel", _B),
-            _a("input_unsigned", _B),
-            _a("output_unsigned", _B),
+        "CLAMP": OpAttributes(
+            L.CLAMP,
+            (
+                _a("min_val", Kind.ELEMENT, "min_int", fp_field="min_fp"),
+                _a("max_val", Kind.ELEMENT, "max_int", fp_field="max_fp"),
+            ),
         ),
-    ),
-    "CONST": _CONST,
-    "CUSTOM": OpAttributes(
-        L.CUSTOM,
-        (
-            _a("operator_name", Kind.STRING),
-            _a("domain_name", Kind.STRING),
-            _a("implementation_attrs", Kind.STRING_BYTES),
+        "ARITHMETIC_RIGHT_SHIFT": OpAttributes(L.ARITHMETIC_RIGHT_SHIFT, (_a("round", _B),)),
+        "NEGATE": OpAttributes(L.NEGATE, (_a("input1_zp", _I), _a("output_zp", _I))),
+        "REDUCE_ALL": _AXIS,
+        "REDUCE_ANY": _AXIS,
+        "REDUCE_MAX": _AXIS,
+        "REDUCE_MIN": _AXIS,
+        "REDUCE_PRODUCT": _AXIS,
+        "REDUCE_SUM": _AXIS,
+        "CONCAT": _AXIS,
+        "PAD": OpAttributes(
+            L.PAD, (_a("pad_const", Kind.ELEMENT, "pad_const_int", fp_field="pad_const_fp"),)
         ),
-    ),
-    "COND_IF": OpAttributes(
-        L.COND_IF,
-        (
-            _a("then_graph", Kind.STRING, "then_branch"),
-            _a("else_graph", Kind.STRING, "else_branch"),
+        "REVERSE": _AXIS,
+        "TRANSPOSE": OpAttributes(L.TRANSPOSE, (_a("perms", _V),)),
+        "RESIZE": OpAttributes(L.RESIZE, (_a("mode", Kind.RESIZE_MODE),)),
+        "RESCALE": OpAttributes(
+            L.RESCALE,
+            (
+                _a("input_zp", _I),
+                _a("output_zp", _I),
+                _a("scale32", _B),
+                _a("double_round", _B),
+                _a("per_channel", _B),
+                _a("input_unsigned", _B),
+                _a("output_unsigned", _B),
+            ),
         ),
-    ),
-    "WHILE_LOOP": OpAttributes(
-        L.WHILE_LOOP,
-        (
-            _a("cond_graph", Kind.STRING, "cond_branch"),
-            _a("body_graph", Kind.STRING, "body_branch"),
+        "CONST": _CONST,
+        "CUSTOM": OpAttributes(
+            L.CUSTOM,
+            (
+                _a("operator_name", Kind.STRING),
+                _a("domain_name", Kind.STRING),
+                _a("implementation_attrs", Kind.STRING_BYTES),
+            ),
         ),
-    ),
-    "VARIABLE": OpAttributes(
-        L.VARIABLE,
-        (
-            _a("uid", _I),
-            _a("var_shape", _V),
-            _a("type", Kind.VAR_TYPE),
-            _a("initial_value", Kind.INITIAL_VALUE, flag_field="has_initial_value"),
+        "COND_IF": OpAttributes(
+            L.COND_IF,
+            (
+                _a("then_graph", Kind.STRING, "then_branch"),
+                _a("else_graph", Kind.STRING, "else_branch"),
+            ),
         ),
-    ),
-    "VARIABLE_WRITE": _VAR_UID,
-    "VARIABLE_READ": _VAR_UID,
-    "CONST_SHAPE": _CONST,
-    "DIM": _AXIS,
-}
+        "WHILE_LOOP": OpAttributes(
+            L.WHILE_LOOP,
+            (
+                _a("cond_graph", Kind.STRING, "cond_branch"),
+                _a("body_graph", Kind.STRING, "body_branch"),
+            ),
+        ),
+        "VARIABLE": OpAttributes(
+            L.VARIABLE,
+            (
+                _a("uid", _I),
+                _a("var_shape", _V),
+                _a("type", Kind.VAR_TYPE),
+                _a("initial_value", Kind.INITIAL_VALUE, flag_field="has_initial_value"),
+            ),
+        ),
+        "VARIABLE_WRITE": _VAR_UID,
+        "VARIABLE_READ": _VAR_UID,
+        "CONST_SHAPE": _CONST,
+        "DIM": _AXIS,
+    }
+)
 NO_ATTRIBUTES = OpAttributes(None, ())
 
 # Enumerated attribute values (tosa.xml enum names) -> schema enum names.

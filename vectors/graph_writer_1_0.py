@@ -46,6 +46,7 @@ from conformance.block_tensor import (
 )
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Operator, Region, Tensor
+from conformance.operator_table import family
 from vectors import encoding
 from vectors import layout_1_0 as L
 from vectors.attribute_codec_1_0 import checked_int, encode_attributes, int_list
@@ -59,8 +60,8 @@ __all__ = ["CONST_OPS", "IR_CONST_LOCATION", "VARIABLE_OPS", "write"]
 # than a constant tensor.  The location is opaque to consumers (Arm's model ignores it).
 IR_CONST_LOCATION = "tosa-conformance:ir-operator"
 
-CONST_OPS = ("CONST", "CONST_SHAPE")
-VARIABLE_OPS = ("VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE")
+CONST_OPS = family(("CONST", "CONST_SHAPE"))
+VARIABLE_OPS = family(("VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"))
 
 
 def write(graph: Graph, layout: L.Layout = L.LAYOUT_1_0) -> bytes:

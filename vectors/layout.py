@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.operator_table import OperatorTable
 from vectors.tosa_fb.tosa.Attribute import Attribute
 from vectors.tosa_fb.tosa.DType import DType as SchemaDType
 from vectors.tosa_fb.tosa.Op import Op
@@ -38,7 +39,7 @@ def _enum(cls: type) -> dict[str, int]:
     return {k: v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-OP_VALUES: dict[str, int] = _enum(Op)
+OP_VALUES: OperatorTable[int] = OperatorTable(_enum(Op))
 OP_NAMES: dict[int, str] = {v: k for k, v in OP_VALUES.items()}
 DTYPE_VALUES: dict[str, int] = _enum(SchemaDType)
 DTYPE_NAMES: dict[int, str] = {v: k for k, v in DTYPE_VALUES.items()}

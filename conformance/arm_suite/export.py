@@ -26,7 +26,7 @@ say what our descriptor says, the closest mode is written and the case is counte
 
 Left out, each with its reason in :attr:`ExportSummary.left_out`: level vectors
 (reported, never judged: Arm's runner has no such kind), vectors whose graph Arm's
-model cannot run (``conformance.backends.arm.native.why_not_run``) and vectors with an
+model cannot run (``conformance.backends.revision.native.why_not_run``) and vectors with an
 output Arm's verifier cannot express.
 """
 
@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from conformance.arm_suite.names import arm_name
-from conformance.backends.arm.elements import ARM_NAMES
-from conformance.backends.arm.native import why_not_run
+from conformance.backends.revision.elements import ARM_NAMES
+from conformance.backends.revision.native import why_not_run
 from conformance.block_tensor import BlockScaled, scale_type, value_type
 from conformance.compliance_descriptor import (
     DATA_SETS,

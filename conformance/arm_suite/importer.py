@@ -256,7 +256,7 @@ def _input_value(test: ArmTest, graph: Graph, name: str, file: str, data_gen: An
         source = f"meta.data_gen of {name!r}"
     else:
         raise NotImportable(f"{file} is absent and meta.data_gen does not generate {name!r}")
-    from conformance.backends.arm.elements import from_npy
+    from conformance.backends.revision.elements import from_npy
 
     try:
         return from_npy(raw, t.dtype, t.shape)
@@ -268,7 +268,7 @@ def _load_npy(path: Path, dt: DType) -> np.ndarray:
     try:
         from tosa_serializer.numpy_utils import load_npy
 
-        from conformance.backends.arm.elements import ARM_NAMES
+        from conformance.backends.revision.elements import ARM_NAMES
 
         return np.asarray(load_npy(str(path), ARM_NAMES.get(dt.name, dt.name.upper())))
     except ImportError:

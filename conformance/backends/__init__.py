@@ -2,17 +2,28 @@
 
 ``get_backend("NAME[:ARGUMENT]")`` makes one: built-in names first, then factories
 registered under the entry-point group ``tosa_conformance.backends``.
+``resolve("NAME[:ARGUMENT]")`` finds the factory without building the backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 
-from conformance.backends.base import Backend, BackendError, BackendResult
+from conformance.backends.base import Backend, BackendError, BackendResult, capabilities_of
 
-__all__ = ["BUILTIN", "Backend", "BackendError", "BackendResult", "available", "get_backend"]
+__all__ = [
+    "BUILTIN",
+    "Backend",
+    "BackendError",
+    "BackendResult",
+    "ResolvedBackend",
+    "available",
+    "get_backend",
+    "resolve",
+]
 
 ENTRY_POINT_GROUP = "tosa_conformance.backends"
 
@@ -39,8 +50,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     ),
     "litert": (
         "conformance.backends.litert:LiteRTBackend",
-        "LiteRT (the 'litert' extra): one .tflite model per vector, CPU interpreter; "
-        "the operations of the nnapi manifest (--capabilities nnapi)",
+        "LiteRT (the 'litert' extra): one .tflite model per vector, CPU interpreter",
     ),
     "vulkan": (
         "conformance.backends.vulkan:VulkanBackend",
@@ -120,6 +130,10 @@ def _load(target: str) -> Callable[[str | None], Backend]:
 def available() -> dict[str, str]:
     """Every backend name with a one-line description."""
     out = {name: desc for name, (_, desc) in BUILTIN.items()}
+    for name, (target, _) in BUILTIN.items():
+        manifest = capabilities_of(_load(target))
+        if manifest:
+            out[name] += f" [capabilities: {manifest}]"
     for name, target in AVAILABILITY.items():
         reason = _load(target)()  # type: ignore[call-arg]
         if reason:
@@ -129,19 +143,38 @@ def available() -> dict[str, str]:
     return out
 
 
-def get_backend(spec: str) -> Backend:
-    """A backend from ``NAME`` or ``NAME:ARGUMENT``; BackendError names what is wrong."""
+@dataclass(frozen=True)
+class ResolvedBackend:
+    """A backend name found: its factory and argument, nothing built yet (so a name is
+    checked, or listed, without starting a compiler or loading a model)."""
+
+    name: str
+    argument: str | None
+    factory: Callable[[str | None], Backend]
+
+    def build(self) -> Backend:
+        backend = self.factory(self.argument)
+        if not isinstance(backend, Backend):
+            raise BackendError(
+                f"backend {self.name!r} does not provide name, unsupported() and run()"
+            )
+        return backend
+
+
+def resolve(spec: str) -> ResolvedBackend:
+    """``NAME`` or ``NAME:ARGUMENT`` resolved to its factory: built-in names first, then
+    the entry points of :data:`ENTRY_POINT_GROUP`.  BackendError: no such backend."""
     name, sep, argument = spec.partition(":")
     arg = argument if sep else None
     if name in BUILTIN:
-        factory = _load(BUILTIN[name][0])
-    else:
-        eps = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
-        if not eps:
-            known = ", ".join(sorted(available()))
-            raise BackendError(f"unknown backend {name!r}; known: {known}")
-        factory = eps[0].load()
-    backend = factory(arg)
-    if not isinstance(backend, Backend):
-        raise BackendError(f"backend {name!r} does not provide name, unsupported() and run()")
-    return backend
+        return ResolvedBackend(name, arg, _load(BUILTIN[name][0]))
+    eps = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not eps:
+        known = ", ".join(sorted(available()))
+        raise BackendError(f"unknown backend {name!r}; known: {known}")
+    return ResolvedBackend(name, arg, eps[0].load())
+
+
+def get_backend(spec: str) -> Backend:
+    """A backend from ``NAME`` or ``NAME:ARGUMENT``; BackendError names what is wrong."""
+    return resolve(spec).build()

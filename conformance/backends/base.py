@@ -86,6 +86,16 @@ class Backend(Protocol):
         ...
 
 
+def capabilities_of(backend: object) -> str | None:
+    """The capability manifest a backend (or its factory class) names in its optional
+    ``capabilities`` attribute: a built-in manifest's name or a manifest file, the one
+    to run and certify it with (``--capabilities``).  None: it names none."""
+    manifest = getattr(backend, "capabilities", None)
+    if manifest is not None and (not isinstance(manifest, str) or not manifest):
+        raise BackendError(f"backend capabilities must be a manifest name, not {manifest!r}")
+    return manifest
+
+
 def denormal_modes(backend: object) -> dict[DType, DenormalMode]:
     """The denormal modes ``backend`` declares (its optional ``denormals`` attribute),
     keyed by type; empty when it declares none.  BackendError for a declaration that

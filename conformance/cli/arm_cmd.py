@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conformance.arm_suite.importer import import_arm, write_manifest
 from conformance.claims import DEFAULT_LEVEL
-from conformance.cli.main import UsageError
+from conformance.cli.options import UsageError
 from conformance.progress import Progress
 from conformance.spec import Spec
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
+from conformance.cli.options import UsageError
 from conformance.spec import Spec
 
 
@@ -21,28 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
-def add_capabilities_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``--capabilities`` flag of generate, run, certify and fuzz."""
-    parser.add_argument(
-        "--capabilities",
-        metavar="NAME|FILE",
-        help="capability manifest (built-in name or TOML file): only the (operator, mode) "
-        "pairs it claims, within its limits; see 'tosa-conformance capabilities'",
-    )
-
-
-def manifest_from_args(spec: Spec, args: argparse.Namespace) -> Any:
-    """The manifest ``--capabilities`` names, or None."""
-    if getattr(args, "capabilities", None) is None:
-        return None
-    from conformance.capabilities import load_manifest
-
-    return load_manifest(args.capabilities, spec)
-
-
 def _run(spec: Spec, args: argparse.Namespace) -> int:
     from conformance.capabilities import BUILTIN, builtin_names, load_manifest
-    from conformance.cli.main import UsageError
 
     if args.action is None:
         for name in builtin_names():

@@ -21,15 +21,21 @@ from conformance.certify import (
 )
 from conformance.certify_report import html_page, markdown
 from conformance.claims import Claim, required_modes
-from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
-from conformance.cli.executor_args import (
+from conformance.cli.options import (
+    UsageError,
+    add_capabilities_argument,
+    add_claim_arguments,
     add_executor_arguments,
+    add_selection_arguments,
+    claim_from_args,
+    default_jobs,
     executor_errors,
     executor_from_args,
+    manifest_from_args,
+    read_selection,
+    stopped,
 )
-from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
-from conformance.cli.run_cmd import add_selection_arguments, read_selection, stopped
-from conformance.generate import DEFAULT_EXAMPLES, Options, default_jobs, generate
+from conformance.generate import DEFAULT_EXAMPLES, Options, generate
 from conformance.merge import Results
 from conformance.progress import Progress
 from conformance.results_file import in_a_pack

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from conformance.cli.main import UsageError
+from conformance.cli.options import UsageError
 from conformance.coverage_report import (
     compare_family,
     comparison_table,

@@ -10,14 +10,18 @@ import time
 from pathlib import Path
 
 from conformance.backends import BackendError, get_backend
-from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
-from conformance.cli.executor_args import (
+from conformance.cli.options import (
+    INTERRUPTED,
+    NO_VECTORS,
+    UsageError,
+    add_capabilities_argument,
+    add_claim_arguments,
     add_executor_arguments,
+    claim_from_args,
     executor_errors,
     executor_from_args,
+    manifest_from_args,
 )
-from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
-from conformance.cli.run_cmd import INTERRUPTED, NO_VECTORS
 from conformance.fuzz import FINDING_KINDS, Fuzzer
 from conformance.spec import Spec, TypeSupport
 

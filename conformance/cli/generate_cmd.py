@@ -6,17 +6,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
-from conformance.cli.executor_args import (
+from conformance.cli.options import (
+    NO_VECTORS,
+    UsageError,
+    add_capabilities_argument,
+    add_claim_arguments,
     add_executor_arguments,
+    claim_from_args,
+    default_jobs,
     executor_errors,
     executor_from_args,
+    manifest_from_args,
 )
-from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
 from conformance.generate import (
     DEFAULT_EXAMPLES,
     Options,
-    default_jobs,
     generate,
     summarize,
     unmet_lines,
@@ -101,7 +105,6 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         if not any(pattern.fullmatch(op) for op in spec.operators):
             raise UsageError(f"--ops {args.ops!r} matches no operator; see 'spec ops'")
         from conformance.claims import required_modes
-        from conformance.cli.run_cmd import NO_VECTORS
 
         if not any(pattern.fullmatch(m.operator) for m in required_modes(spec, claim)):
             # Operators of the spec, none required by the claim: an empty selection,

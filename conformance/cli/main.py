@@ -3,74 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 
 from conformance import __version__, revisions
-from conformance.claims import DEFAULT_LEVEL, Claim, make_claim
+from conformance.cli import (
+    arm_cmd,
+    capabilities_cmd,
+    certify_cmd,
+    coverage_cmd,
+    export_arm_cmd,
+    fuzz_cmd,
+    generate_cmd,
+    merge_cmd,
+    mutation_cmd,
+    pack_cmd,
+    run_cmd,
+    spec_cmd,
+)
+
+# UsageError is re-exported: tests and users import conformance.cli.main.UsageError.
+from conformance.cli.options import UsageError as UsageError
+from conformance.cli.options import check_counts
 from conformance.errors import ConformanceError
 from conformance.spec import Spec, load_revision, load_spec, spec_in_use, vendored_spec
-
-
-class UsageError(ConformanceError):
-    """A problem with what the user asked for; printed as one line, exit status 2."""
-
-
-def add_claim_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    """The claim flags every command that takes a claim shares."""
-    group = parser.add_argument_group("claim")
-    group.add_argument(
-        "--profile",
-        action="append",
-        default=[],
-        metavar="P",
-        help="profile claimed (repeatable), in the revision's words: PRO-INT, PRO-FP "
-        "(TOSA 1.0); BI, MI (2024-04 draft, where MI includes BI)",
-    )
-    group.add_argument(
-        "--target",
-        metavar="T",
-        help="the claim as ExecuTorch and MLIR write it, e.g. TOSA-1.0+INT+int16 "
-        "(profiles and extensions; adds to --profile/--extension)",
-    )
-    group.add_argument(
-        "--extension",
-        action="append",
-        default=[],
-        metavar="E",
-        help="extension claimed (repeatable), e.g. EXT-INT16; 'all' for every extension "
-        "of the claimed profiles",
-    )
-    group.add_argument(
-        "--level", default=DEFAULT_LEVEL, metavar="L", help=f"level (default {DEFAULT_LEVEL})"
-    )
-    parser.set_defaults(claim_required=required)
-
-
-def claim_from_args(spec: Spec, args: argparse.Namespace) -> Claim:
-    profiles, extensions = list(args.profile), list(args.extension)
-    target = getattr(args, "target", None)
-    if target:
-        rev = revisions.family(spec.revision)
-        if rev is None:
-            raise UsageError(f"--target: {spec.path} is not of a revision this project ships")
-        t = revisions.parse_target(target, rev, spec.extensions)
-        profiles += t.profiles
-        extensions += t.extensions
-    return make_claim(spec, profiles, extensions, args.level)
-
-
-def check_counts(args: argparse.Namespace) -> None:
-    """The numbers every command that has them must get right: --jobs a count of at
-    least 1, --timeout a finite positive number of seconds (nan compares false with
-    everything and inf never expires: either would disable it)."""
-    jobs = getattr(args, "jobs", None)
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs {jobs}: must be at least 1")
-    timeout = getattr(args, "timeout", None)
-    if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
-        raise UsageError(f"--timeout {timeout}: must be a positive number of seconds")
 
 
 def select_spec(args: argparse.Namespace) -> Spec:
@@ -124,21 +80,6 @@ def _pack_revision(pack: str | None) -> str | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from conformance.cli import (
-        arm_cmd,
-        capabilities_cmd,
-        certify_cmd,
-        coverage_cmd,
-        export_arm_cmd,
-        fuzz_cmd,
-        generate_cmd,
-        merge_cmd,
-        mutation_cmd,
-        pack_cmd,
-        run_cmd,
-        spec_cmd,
-    )
-
     parser = argparse.ArgumentParser(
         prog="tosa-conformance",
         description="Generate TOSA conformance vector packs and certify implementations.",

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from conformance.cli.main import UsageError
+from conformance.cli.options import UsageError
 from conformance.merge import MergeError, merge, write
 from conformance.spec import Spec
 

@@ -7,8 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from conformance.cli.main import UsageError
-from conformance.generate import default_jobs
+from conformance.cli.options import UsageError, default_jobs
 from conformance.spec import Spec
 
 

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from conformance.cli.main import UsageError
+from conformance.cli.options import UsageError
 from conformance.selection import SelectionError, compile_option
 from conformance.spec import Spec
 from vectors.pack import extract, open_pack, verify

@@ -3,79 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from conformance.backends import BackendError, available, get_backend
-from conformance.cli.capabilities_cmd import add_capabilities_argument, manifest_from_args
-from conformance.cli.executor_args import (
+from conformance.cli.options import (
+    UsageError,
+    add_capabilities_argument,
     add_executor_arguments,
+    add_selection_arguments,
+    default_jobs,
     executor_errors,
     executor_from_args,
+    manifest_from_args,
+    read_selection,
+    stopped,
 )
-from conformance.cli.main import UsageError
-from conformance.generate import default_jobs
 from conformance.progress import Progress
 from conformance.results_file import in_a_pack
 from conformance.run_summary import summary_lines, write_junit
 from conformance.runner import Interrupted, run_pack
-from conformance.selection import (
-    KnownFailures,
-    NoVectors,
-    SelectionError,
-    Shard,
-    compile_option,
-)
+from conformance.selection import SelectionError, Shard
 from conformance.spec import Spec
-
-NO_VECTORS = 5  # pytest's "no tests collected"
-INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
-
-
-def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--exclude and --known-failures, shared by run and certify."""
-    parser.add_argument(
-        "--exclude",
-        metavar="REGEX",
-        help="leave out vectors whose name (or pytest id OPERATOR::VECTOR) matches fully",
-    )
-    parser.add_argument(
-        "--known-failures",
-        type=Path,
-        metavar="FILE",
-        help="vector names or regexes, one a line with a '# reason': xfail/xpass, not failures",
-    )
-
-
-def read_selection(args: argparse.Namespace) -> KnownFailures | None:
-    """Check the selection options; the known-failures file, parsed."""
-    for flag, value in (
-        ("--ops", getattr(args, "ops", None)),
-        ("--vectors", getattr(args, "vectors", None)),
-        ("--exclude", args.exclude),
-    ):
-        if value:
-            try:
-                compile_option(flag, value)
-            except SelectionError as exc:
-                raise UsageError(str(exc)) from None
-    if args.known_failures is None:
-        return None
-    try:
-        return KnownFailures.read(args.known_failures)
-    except SelectionError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def stopped(exc: SelectionError | Interrupted) -> int:
-    """The one line and exit status for an empty selection or a Ctrl-C."""
-    if isinstance(exc, Interrupted):
-        print(f"tosa-conformance: {exc}", file=sys.stderr)
-        return INTERRUPTED
-    if isinstance(exc, NoVectors):
-        print(f"tosa-conformance: no vectors: {exc}", file=sys.stderr)
-        return NO_VECTORS
-    raise UsageError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

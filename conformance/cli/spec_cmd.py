@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance import errata, mode_table, sources
 from conformance.claims import required_modes
-from conformance.cli.main import UsageError, add_claim_arguments, claim_from_args
+from conformance.cli.options import UsageError, add_claim_arguments, claim_from_args
 from conformance.spec import Argument, OperatorSpec, Spec, TypeSupport
 
 

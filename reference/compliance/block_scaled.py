@@ -61,22 +61,19 @@ def normal_lowest(dt: DType) -> float:
     """normal_lowest<dt>: -2 for mxint8, -normal_max otherwise."""
     if dt is dtypes.MXINT8:
         return -2.0
-    assert dt.normal_max is not None
-    return -float(dt.normal_max)
+    return -float(dt.fp.normal_max)
 
 
 def _normal_max(dt: DType) -> float:
     if dt is dtypes.MXINT8:
         return 1.0 + 63.0 / 64.0
-    assert dt.normal_max is not None
-    return float(dt.normal_max)
+    return float(dt.fp.normal_max)
 
 
 def _normal_min(dt: DType) -> float:
     if dt is dtypes.MXINT8:
         return 1.0 / 64.0
-    assert dt.normal_min is not None
-    return float(dt.normal_min)
+    return float(dt.fp.normal_min)
 
 
 def _frac(dt: DType) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 
 from conformance.compliance_descriptor import Magnitude
 from conformance.dtypes import FP32, DType, from_numpy, is_float_storage
+from conformance.operator_table import OperatorTable
 
 from .bounds import abs_error_scale, calc_abs_error_bound
 
@@ -28,25 +29,29 @@ if TYPE_CHECKING:
 # magnitude, input_offset), by revision (revision_rules.RULES picks the table).  In the
 # draft SIN and COS scale by the input rather than the result, so their bound tensor is
 # the input and the offset rebuilds calcAbsErrorBound's second argument from it.
-ABS_ERROR_OPERATORS: dict[str, tuple[float, float, Magnitude, float]] = {
-    "EXP": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
-    "POW": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
-    "SIGMOID": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
-    "TANH": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
-    "COS": (0.0, 2.0, Magnitude.INPUT, 1.0),
-    "SIN": (0.0, 2.0, Magnitude.INPUT, 0.0),
-}
+ABS_ERROR_OPERATORS: OperatorTable[tuple[float, float, Magnitude, float]] = OperatorTable(
+    {
+        "EXP": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
+        "POW": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
+        "SIGMOID": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
+        "TANH": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
+        "COS": (0.0, 2.0, Magnitude.INPUT, 1.0),
+        "SIN": (0.0, 2.0, Magnitude.INPUT, 0.0),
+    }
+)
 # In 1.0 COS, SIN and POW are no single calcAbsErrorBound of the result, so their bound
 # tensor is err_bnd itself (Magnitude.BOUND); LOG joins with an absolute bound.
-ABS_ERROR_OPERATORS_1_0: dict[str, tuple[float, float, Magnitude, float]] = {
-    "EXP": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
-    "POW": (0.0, 1.0, Magnitude.BOUND, 0.0),
-    "SIGMOID": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
-    "TANH": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
-    "LOG": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
-    "COS": (0.0, 2.0, Magnitude.BOUND, 0.0),
-    "SIN": (0.0, 2.0, Magnitude.BOUND, 0.0),
-}
+ABS_ERROR_OPERATORS_1_0: OperatorTable[tuple[float, float, Magnitude, float]] = OperatorTable(
+    {
+        "EXP": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
+        "POW": (0.0, 1.0, Magnitude.BOUND, 0.0),
+        "SIGMOID": (0.0, 1.0, Magnitude.REFERENCE, 0.0),
+        "TANH": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
+        "LOG": (0.5, 1.0, Magnitude.REFERENCE, 0.0),
+        "COS": (0.0, 2.0, Magnitude.BOUND, 0.0),
+        "SIN": (0.0, 2.0, Magnitude.BOUND, 0.0),
+    }
+)
 
 
 def _rules() -> RevisionRules:

@@ -35,9 +35,8 @@ DENORMAL_TYPES: tuple[DType, ...] = (FP8E4M3, FP8E5M2, FP16, BF16, FP32)
 def subnormal(values: np.ndarray, dt: DType) -> np.ndarray:
     """Where ``values`` (any float dtype, fp64 included) lie strictly between zero and
     ``dt``'s smallest normal magnitude."""
-    assert dt.normal_min is not None, f"{dt} has no denormals"
     wide = np.asarray(values).astype(np.float64)
-    return (wide != 0) & (np.abs(wide) < dt.normal_min)
+    return (wide != 0) & (np.abs(wide) < dt.fp.normal_min)
 
 
 def flush(values: np.ndarray, dt: DType) -> np.ndarray:

@@ -18,6 +18,7 @@ from conformance.compliance_descriptor import (
     UlpParams,
 )
 from conformance.dtypes import BOOL, DType
+from conformance.operator_table import OperatorTable, family
 
 from .bound_inputs import abs_error_operators
 
@@ -29,35 +30,39 @@ _DOT = "introduction: Dot product accuracy requirements"
 
 # Operators whose floating-point results must be within a number of ulp, by revision
 # (revision_rules.RULES picks the table; ulp_operators() gives the process's).
-ULP_OPERATORS: dict[str, float] = {
-    "ADD": 0.5,
-    "SUB": 0.5,
-    "MUL": 0.5,
-    "CEIL": 0.5,
-    "FLOOR": 0.5,
-    "CAST": 0.5,  # to a floating-point type; casts to integers are exact
-    "RECIPROCAL": 1.0,
-    "RSQRT": 2.0,
-    "LOG": 5.0,
-    "ERF": 5.0,
-}
-ULP_OPERATORS_1_0: dict[str, float] = {
-    "ADD": 0.5,
-    "SUB": 0.5,
-    "MUL": 0.5,
-    "CEIL": 0.5,
-    "FLOOR": 0.5,
-    "CAST": 0.5,  # integer to float; float to float: revision_rules, cast_float_toward_zero_ulp
-    "RECIPROCAL": 1.0,
-    "RSQRT": 2.0,
-    "ERF": 5.0,
-}
+ULP_OPERATORS: OperatorTable[float] = OperatorTable(
+    {
+        "ADD": 0.5,
+        "SUB": 0.5,
+        "MUL": 0.5,
+        "CEIL": 0.5,
+        "FLOOR": 0.5,
+        "CAST": 0.5,  # to a floating-point type; casts to integers are exact
+        "RECIPROCAL": 1.0,
+        "RSQRT": 2.0,
+        "LOG": 5.0,
+        "ERF": 5.0,
+    }
+)
+ULP_OPERATORS_1_0: OperatorTable[float] = OperatorTable(
+    {
+        "ADD": 0.5,
+        "SUB": 0.5,
+        "MUL": 0.5,
+        "CEIL": 0.5,
+        "FLOOR": 0.5,
+        "CAST": 0.5,  # integer to float; float to float: revision_rules, cast_float_toward_zero_ulp
+        "RECIPROCAL": 1.0,
+        "RSQRT": 2.0,
+        "ERF": 5.0,
+    }
+)
 
 # ULP operators whose rule also requires underflows to give a zero of the correct sign.
-ZERO_SIGN_OPERATORS: frozenset[str] = frozenset(
-    {"ADD", "SUB", "MUL", "CEIL", "FLOOR", "CAST", "RECIPROCAL", "LOG", "ERF"}
+ZERO_SIGN_OPERATORS: frozenset[str] = family(
+    frozenset({"ADD", "SUB", "MUL", "CEIL", "FLOOR", "CAST", "RECIPROCAL", "LOG", "ERF"})
 )
-ZERO_SIGN_OPERATORS_1_0: frozenset[str] = frozenset({"ADD", "SUB", "MUL", "CAST"})
+ZERO_SIGN_OPERATORS_1_0: frozenset[str] = family(frozenset({"ADD", "SUB", "MUL", "CAST"}))
 
 
 def _rules() -> RevisionRules:
@@ -84,65 +89,71 @@ def _table() -> str:
 
 
 # Operators whose non-NaN results must be exact.
-EXACT_OPERATORS: frozenset[str] = frozenset(
-    {
-        "ARGMAX",
-        "MAX_POOL2D",
-        "MAX_POOL2D_ADAPTIVE",
-        "CLAMP",
-        "MAXIMUM",
-        "MINIMUM",
-        "ABS",
-        "NEGATE",
-        "SELECT",
-        "REDUCE_MAX",
-        "REDUCE_MIN",
-        "CONST",
-        "IDENTITY",
-    }
+EXACT_OPERATORS: frozenset[str] = family(
+    frozenset(
+        {
+            "ARGMAX",
+            "MAX_POOL2D",
+            "MAX_POOL2D_ADAPTIVE",
+            "CLAMP",
+            "MAXIMUM",
+            "MINIMUM",
+            "ABS",
+            "NEGATE",
+            "SELECT",
+            "REDUCE_MAX",
+            "REDUCE_MIN",
+            "CONST",
+            "IDENTITY",
+        }
+    )
 )
 
 # Floating-point comparisons: a bool result that must be exact.
-COMPARISON_OPERATORS: frozenset[str] = frozenset({"EQUAL", "GREATER", "GREATER_EQUAL"})
+COMPARISON_OPERATORS: frozenset[str] = family(frozenset({"EQUAL", "GREATER", "GREATER_EQUAL"}))
 
 # Operators that only move or select elements.  The precision table does not list
 # them; with no arithmetic to round, exact is the only consistent requirement.
-DATA_MOVEMENT_OPERATORS: frozenset[str] = frozenset(
-    {
-        "CONCAT",
-        "PAD",
-        "RESHAPE",
-        "REVERSE",
-        "SLICE",
-        "TILE",
-        "TRANSPOSE",
-        "GATHER",
-        "ROW_GATHER",
-        "SCATTER",
-        # TOSA 1.1: values and their scales, each moved bit for bit.
-        "RESHAPE_BLOCK_SCALED",
-        "ROW_GATHER_BLOCK_SCALED",
-        "VARIABLE_READ",
-    }
+DATA_MOVEMENT_OPERATORS: frozenset[str] = family(
+    frozenset(
+        {
+            "CONCAT",
+            "PAD",
+            "RESHAPE",
+            "REVERSE",
+            "SLICE",
+            "TILE",
+            "TRANSPOSE",
+            "GATHER",
+            "ROW_GATHER",
+            "SCATTER",
+            # TOSA 1.1: values and their scales, each moved bit for bit.
+            "RESHAPE_BLOCK_SCALED",
+            "ROW_GATHER_BLOCK_SCALED",
+            "VARIABLE_READ",
+        }
+    )
 )
 
 # Operators checked with the dot product rule (the precision table's rows; which of them
 # have a local_bound attribute is tosa.xml's to say: has_local_bound_attribute).
-DOT_PRODUCT_OPERATORS: frozenset[str] = frozenset(
-    {
-        "CONV2D",
-        "CONV3D",
-        "DEPTHWISE_CONV2D",
-        "TRANSPOSE_CONV2D",
-        "FFT2D",
-        "RFFT2D",
-        "FULLY_CONNECTED",
-        "MATMUL",
-        "MATMUL_T",
-        "REDUCE_SUM",
-        "AVG_POOL2D",
-        "AVG_POOL2D_ADAPTIVE",
-    }
+DOT_PRODUCT_OPERATORS: frozenset[str] = family(
+    frozenset(
+        {
+            "CONV2D",
+            "CONV3D",
+            "DEPTHWISE_CONV2D",
+            "TRANSPOSE_CONV2D",
+            "FFT2D",
+            "RFFT2D",
+            "FULLY_CONNECTED",
+            "MATMUL",
+            "MATMUL_T",
+            "REDUCE_SUM",
+            "AVG_POOL2D",
+            "AVG_POOL2D_ADAPTIVE",
+        }
+    )
 )
 
 

@@ -33,6 +33,7 @@ from conformance.compliance_descriptor import (
     ScaledValuesParams,
 )
 from conformance.dtypes import DType
+from conformance.operator_table import OperatorTable
 from reference import compliance, mx
 from reference.compliance.block_scaled import (
     CAST_FROM_RULE,
@@ -45,13 +46,15 @@ from reference.ops.block_scaled import block_size
 _DOT = "1.1 introduction, Dot product accuracy requirements"
 
 # Per operator: (data argument, its scale, type variable) for 'input' and 'weight'.
-DOT_OPERANDS: dict[str, tuple[tuple[str, str, str], tuple[str, str, str]]] = {
-    "MATMUL_T_BLOCK_SCALED": (("A_data", "A_scale", "A_t"), ("B_data", "B_scale", "B_t")),
-    "CONV2D_BLOCK_SCALED": (
-        ("input_data", "input_scale", "in_t"),
-        ("weight_data", "weight_scale", "weight_t"),
-    ),
-}
+DOT_OPERANDS: OperatorTable[tuple[tuple[str, str, str], tuple[str, str, str]]] = OperatorTable(
+    {
+        "MATMUL_T_BLOCK_SCALED": (("A_data", "A_scale", "A_t"), ("B_data", "B_scale", "B_t")),
+        "CONV2D_BLOCK_SCALED": (
+            ("input_data", "input_scale", "in_t"),
+            ("weight_data", "weight_scale", "weight_t"),
+        ),
+    }
+)
 
 
 @describes("CAST_FROM_BLOCK_SCALED")

@@ -9,10 +9,11 @@ the case is not describable (generators then draw another case).
 
 from __future__ import annotations
 
+from conformance.operator_table import family
 from reference import compliance
 from reference.expectations import DescribeContext, NotDescribable, OutputCheck, describes
 
-_EXACT = compliance.EXACT_OPERATORS | compliance.DATA_MOVEMENT_OPERATORS | {"CONST"}
+_EXACT = family(compliance.EXACT_OPERATORS | compliance.DATA_MOVEMENT_OPERATORS | {"CONST"})
 _BLOCK_ATTRIBUTES = ("then_graph", "else_graph", "cond_graph", "body_graph")
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import DType
+from conformance.operator_table import OperatorTable
 from conformance.rounding import round_to_float64
 from reference import compliance
 from reference.datasets import kernel_size
@@ -19,28 +20,34 @@ from reference.expectations import DescribeContext, OutputCheck, describes
 from reference.ops.tensor_conv import ConvAxis, accumulator_dtype, extra_multiplies_allowed
 
 # The convolutions and the attribute holding their pads (before, after per axis).
-CONV_AXES = {
-    "CONV2D": "pad",
-    "CONV3D": "pad",
-    "DEPTHWISE_CONV2D": "pad",
-    "TRANSPOSE_CONV2D": "out_pad",
-}
+CONV_AXES = OperatorTable(
+    {
+        "CONV2D": "pad",
+        "CONV3D": "pad",
+        "DEPTHWISE_CONV2D": "pad",
+        "TRANSPOSE_CONV2D": "out_pad",
+    }
+)
 
 # The argument that plays the rule's 'input' (replaced by its largest magnitude when
 # local_bound is false); the others keep their own magnitudes in the abs pass.
-DATA_ARGUMENT = {
-    "CONV2D": "input",
-    "CONV3D": "input",
-    "DEPTHWISE_CONV2D": "input",
-    "TRANSPOSE_CONV2D": "input",
-    "FULLY_CONNECTED": "input",
-    "MATMUL": "A",
-    "MATMUL_T": "A",
-}
+DATA_ARGUMENT = OperatorTable(
+    {
+        "CONV2D": "input",
+        "CONV3D": "input",
+        "DEPTHWISE_CONV2D": "input",
+        "TRANSPOSE_CONV2D": "input",
+        "FULLY_CONNECTED": "input",
+        "MATMUL": "A",
+        "MATMUL_T": "A",
+    }
+)
 
 
 # The argument that plays the rule's 'weight' (MATMUL's and MATMUL_T's B).
-WEIGHT_ARGUMENT = {op: "B" if data == "A" else "weight" for op, data in DATA_ARGUMENT.items()}
+WEIGHT_ARGUMENT = OperatorTable(
+    {op: "B" if data == "A" else "weight" for op, data in DATA_ARGUMENT.items()}
+)
 
 
 def input_dtypes(ctx: DescribeContext) -> tuple[DType, ...]:

@@ -33,25 +33,31 @@ from conformance.spec import load_revision, load_spec
 from reference import mx
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.context import OpContext
-from reference.ops.tensor_conv import IDIV_CHECK_CLAUSE, STRIDE_CLAUSE
+from reference.ops.matmul_t import BATCH_CLAUSE
+from reference.ops.tensor_conv import (
+    BIAS_CLAUSE,
+    DILATION_CLAUSE,
+    IDIV_CHECK_CLAUSE,
+    OH_CLAUSE,
+    OW_CLAUSE,
+    STRIDE_CLAUSE,
+)
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
-# The ERROR_IFs, as the pseudocode states them.
+# The ERROR_IFs, as the pseudocode states them (CONV2D_BLOCK_SCALED's geometry and bias
+# rules are CONV2D's, from tensor_conv; MATMUL_T_BLOCK_SCALED's batch rule MATMUL_T's).
 SHAPE_BLOCK_CLAUSE = "rank(shape) == 0 || shape[rank(shape)-1] % block_size != 0"
 BLOCK_SIZE_ONE_CLAUSE = "block_size == 1"
 SCALE_RANK_CLAUSE = "rank(shape) != rank(in_scale_shape)"
 SCALE_DIM_CLAUSE = "shape[axis_index] != in_scale_shape[axis_index]"
 SCALE_INNER_CLAUSE = "shape[rank(shape) - 1] != in_scale_shape[rank(shape) - 1] * block_size"
 MATMUL_C_CLAUSE = "C % block_size != 0"
-MATMUL_D_CLAUSE = "D != N && D != 1"
+MATMUL_D_CLAUSE = BATCH_CLAUSE
 CONV_IC_CLAUSE = "IC % block_size != 0"
-CONV_BIAS_CLAUSE = "BC != OC && BC != 1"
-DILATION_CLAUSE = "dilation_y < 1 || dilation_x < 1"
-OH_CLAUSE = "OH != idiv_check(IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y, stride_y) + 1"
-OW_CLAUSE = "OW != idiv_check(IW - 1 + pad_left + pad_right - (KW - 1) * dilation_x, stride_x) + 1"
+CONV_BIAS_CLAUSE = BIAS_CLAUSE
 
 BLOCK_SIZE_ENUM = "block_size_t"
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.context import OpContext
-from reference.ops.block_scaled import block_size
+from reference.ops.block_scaled import MATMUL_C_CLAUSE, block_size
 from reference.ops.data_layout import tensor_size
 from reference.ops.row_gather import ROW_COUNT_CLAUSE, gather_rows
 from reference.registry import implements
@@ -69,8 +69,9 @@ RESHAPE_NEW_BLOCK_CLAUSE = "(new_value_shape_last % block_size) != 0"
 RESHAPE_SCALE_LAST_CLAUSE = "scale_shape1[-1] != (value_shape1_last / block_size)"
 RESHAPE_SCALE_SIZE_CLAUSE = "tensor_size(scale_shape1) != tensor_size(new_scale_shape)"
 
-# ROW_GATHER_BLOCK_SCALED's (row_count < 1 and the REQUIRE are ROW_GATHER's clauses).
-GATHER_C_CLAUSE = "C % block_size != 0"
+# ROW_GATHER_BLOCK_SCALED's (row_count < 1 and the REQUIRE are ROW_GATHER's clauses;
+# C's is worded as MATMUL_T_BLOCK_SCALED's).
+GATHER_C_CLAUSE = MATMUL_C_CLAUSE
 GATHER_LEN_CLAUSE = "values_len != 1 && values_len != 2"
 GATHER_ONE_BLOCK_CLAUSE = "(values_len == 1) && (block_size != 1)"
 GATHER_TWO_BLOCK_CLAUSE = "(values_len == 2) && (block_size == 1)"

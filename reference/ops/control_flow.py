@@ -33,6 +33,17 @@ from reference.registry import implements
 CONDITION_SIZE_CLAUSE = "tensor_size(shape) != 1"
 COND_GRAPH_SIZE_CLAUSE = "tensor_size(tosa_output_shape(cond_graph)) != 1"
 COND_GRAPH_TYPE_CLAUSE = "tosa_output_type(cond_graph) != bool_t"
+# The list-shape ERROR_IFs: COND_IF's lists against each branch graph's own ...
+THEN_INPUT_CLAUSE = "tensor_list_shape(input_list) != tosa_input_shape(then_graph)"
+ELSE_INPUT_CLAUSE = "tensor_list_shape(input_list) != tosa_input_shape(else_graph)"
+THEN_OUTPUT_CLAUSE = "tensor_list_shape(output_list) != tosa_output_shape(then_graph)"
+ELSE_OUTPUT_CLAUSE = "tensor_list_shape(output_list) != tosa_output_shape(else_graph)"
+# ... and WHILE_LOOP's input_list against its output_list (the pseudocode spells the
+# right-hand side tosa_list_shape(output_list)) and its graphs'.
+LOOP_LIST_CLAUSE = "tensor_list_shape(input_list) != tensor_list_shape(output_list)"
+COND_INPUT_CLAUSE = "tensor_list_shape(input_list) != tosa_input_shape(cond_graph)"
+BODY_INPUT_CLAUSE = "tensor_list_shape(input_list) != tosa_input_shape(body_graph)"
+BODY_OUTPUT_CLAUSE = "tensor_list_shape(input_list) != tosa_output_shape(body_graph)"
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -117,20 +128,24 @@ def cond_if(ctx: OpContext) -> Result:
     else_block = graph_block(ctx, "else_graph")
     inputs = ctx.input_tensors("input_list")
     outputs = ctx.output_tensors("output_list")
-    for block, attr in ((then_block, "then_graph"), (else_block, "else_graph")):
+    branches = (
+        (then_block, THEN_INPUT_CLAUSE, THEN_OUTPUT_CLAUSE),
+        (else_block, ELSE_INPUT_CLAUSE, ELSE_OUTPUT_CLAUSE),
+    )
+    for block, clause, _ in branches:
         check_list(
             ctx,
             inputs,
             block_inputs(block),
-            f"tensor_list_shape(input_list) != tosa_input_shape({attr})",
+            clause,
             f"input_list against the inputs of {block.name!r}",
         )
-    for block, attr in ((then_block, "then_graph"), (else_block, "else_graph")):
+    for block, _, clause in branches:
         check_list(
             ctx,
             outputs,
             block_outputs(block),
-            f"tensor_list_shape(output_list) != tosa_output_shape({attr})",
+            clause,
             f"output_list against the outputs of {block.name!r}",
         )
     shape = ctx.input_tensor("condition").shape
@@ -151,29 +166,28 @@ def while_loop(ctx: OpContext) -> Result:
         ctx,
         inputs,
         ctx.output_tensors("output_list"),
-        # The pseudocode spells the right-hand side tosa_list_shape(output_list).
-        "tensor_list_shape(input_list) != tensor_list_shape(output_list)",
+        LOOP_LIST_CLAUSE,
         "input_list against output_list",
     )
     check_list(
         ctx,
         inputs,
         block_inputs(cond_block),
-        "tensor_list_shape(input_list) != tosa_input_shape(cond_graph)",
+        COND_INPUT_CLAUSE,
         f"input_list against the inputs of {cond_block.name!r}",
     )
     check_list(
         ctx,
         inputs,
         block_inputs(body_block),
-        "tensor_list_shape(input_list) != tosa_input_shape(body_graph)",
+        BODY_INPUT_CLAUSE,
         f"input_list against the inputs of {body_block.name!r}",
     )
     check_list(
         ctx,
         inputs,
         block_outputs(body_block),
-        "tensor_list_shape(input_list) != tosa_output_shape(body_graph)",
+        BODY_OUTPUT_CLAUSE,
         f"input_list against the outputs of {body_block.name!r}",
     )
     # The condition graph yields one tensor: a list of several has no single size.

@@ -39,6 +39,20 @@ RANK_CLAUSE = "rank(shape1) != rank(shape)"
 CONCAT_SHAPE_CLAUSE = "shape[axis] != sum(shape_dim(shapes1[k], axis) for all k)"
 CONCAT_DIMS_CLAUSE = "index != axis && input_shape[index] != shapes1[0][index]"
 SIZE_CLAUSE = "tensor_size(shape1) != tensor_size(shape)"
+# The ERROR_IFs the pseudocode makes in a loop over an index (first_failure), in the
+# order each loop body states them: PAD's per dimension i, SLICE's per index, TILE's per
+# dimension i, TRANSPOSE's on each perms value (index) and then per output dimension i.
+PADDING_NEGATIVE_CLAUSE = "padding[i * 2] < 0 || padding[(i * 2) + 1] < 0"
+PAD_SHAPE_CLAUSE = "shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]"
+SLICE_START_CLAUSE = "start[index] < 0"
+SLICE_SIZE_CLAUSE = "size[index] <= 0"
+SLICE_END_CLAUSE = "start[index] + size[index] > shape1[index]"
+SLICE_SHAPE_CLAUSE = "shape[index] != size[index]"
+TILE_SHAPE_CLAUSE = "shape1[i] * multiples[i] != shape[i]"
+PERMS_RANGE_CLAUSE = "index >= rank(shape1)"
+PERMS_NEGATIVE_CLAUSE = "index < 0"
+PERMS_REPEATED_CLAUSE = "indexes_used[index] == true"
+TRANSPOSE_SHAPE_CLAUSE = "shape1[perms[i]] != shape[i]"
 # TOSA 1.1, the block-scaled modes: the innermost dimension holds whole blocks.
 _BS = "is_block_scale<in_out_t>()"
 _MULTIPLE = "% get_innermost_block_size<in_out_t>() != 0"
@@ -86,6 +100,8 @@ CONCAT_CLAUSES_1_0 = ConcatClauses(
 def concat_clauses(revision: str) -> ConcatClauses:
     """The wording of ``revision`` (1.0's for 1.0, the 1.1 draft and a custom tosa.xml)."""
     return CONCAT_CLAUSES.get(revision, CONCAT_CLAUSES_1_0)
+
+
 # maximum<size_t>: shape values are held as int64 (conformance.dtypes.SHAPE).
 SIZE_MAX = cast(int, dtypes.SHAPE.max)
 
@@ -253,11 +269,8 @@ def pad(ctx: OpContext) -> Result:
     first_failure(
         ctx,
         [
-            ("padding[i * 2] < 0 || padding[(i * 2) + 1] < 0", (before < 0) | (after < 0)),
-            (
-                "shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]",
-                np.asarray(shape) != before + np.asarray(shape1) + after,
-            ),
+            (PADDING_NEGATIVE_CLAUSE, (before < 0) | (after < 0)),
+            (PAD_SHAPE_CLAUSE, np.asarray(shape) != before + np.asarray(shape1) + after),
         ],
         f"padding {padding.tolist()}, input {list(shape1)}, output {list(shape)}: dimension",
     )
@@ -331,10 +344,10 @@ def slice_(ctx: OpContext) -> Result:
     first_failure(
         ctx,
         [
-            ("start[index] < 0", start < 0),
-            ("size[index] <= 0", size <= 0),
-            ("start[index] + size[index] > shape1[index]", start + size > np.asarray(shape1)),
-            ("shape[index] != size[index]", np.asarray(shape) != size),
+            (SLICE_START_CLAUSE, start < 0),
+            (SLICE_SIZE_CLAUSE, size <= 0),
+            (SLICE_END_CLAUSE, start + size > np.asarray(shape1)),
+            (SLICE_SHAPE_CLAUSE, np.asarray(shape) != size),
         ],
         f"start {start.tolist()}, size {size.tolist()}, input {list(shape1)}: index",
     )
@@ -370,7 +383,7 @@ def tile(ctx: OpContext) -> Result:
     check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")
     first_failure(
         ctx,
-        [("shape1[i] * multiples[i] != shape[i]", np.asarray(shape1) * multiples != shape)],
+        [(TILE_SHAPE_CLAUSE, np.asarray(shape1) * multiples != shape)],
         f"input {list(shape1)} x {multiples.tolist()} vs output {list(shape)}: dimension",
     )
     # Output index maps to index % shape1 in each dimension: numpy's tile.
@@ -402,16 +415,16 @@ def transpose(ctx: OpContext) -> Result:
     first_failure(
         ctx,
         [
-            ("index >= rank(shape1)", perms >= rank1),
-            ("index < 0", perms < 0),
-            ("indexes_used[index] == true", earlier),
+            (PERMS_RANGE_CLAUSE, perms >= rank1),
+            (PERMS_NEGATIVE_CLAUSE, perms < 0),
+            (PERMS_REPEATED_CLAUSE, earlier),
         ],
         f"perms {perms.tolist()}: position",
     )
     permuted = np.asarray(shape1)[perms]
     first_failure(
         ctx,
-        [("shape1[perms[i]] != shape[i]", permuted != np.asarray(shape, dtype=np.int64))],
+        [(TRANSPOSE_SHAPE_CLAUSE, permuted != np.asarray(shape, dtype=np.int64))],
         f"input {list(shape1)} permuted by {perms.tolist()} vs output {list(shape)}: i =",
     )
     check_whole_blocks(ctx, shape1, BLOCK_SHAPE1_CLAUSE, "input1")

@@ -25,7 +25,6 @@ from reference.registry import implements
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
 BROADCAST = "shape != broadcast_shape(shape1, shape2)"
-RANGE = "c >= minimum_s<in_t>() && c <= maximum_s<in_t>()"
 # POW's REQUIREs from TOSA 1.0 on (the draft has none): the base positive, or zero
 # with a positive exponent, and neither operand NaN or infinite.
 POW_BASE_CLAUSE = "value1 >= 0"
@@ -188,7 +187,7 @@ def intdiv(ctx: OpContext) -> Result:
         quotient = "static_cast<int64_t>(value1) / static_cast<int64_t>(value2)"
         fits = f"{quotient} <= maximum_s<in_out_t>()"
     else:
-        fits = f"apply_intdiv_s: {RANGE}"
+        fits = f"apply_intdiv_s: {ar.RANGE_CLAUSE}"
     checks = [("value2 != 0", b != 0)]
     if pseudocode_1_1(ctx.revision):
         # In int64, against an int64 scalar: numpy 2.1 crashes comparing a broadcast

@@ -12,11 +12,13 @@ from reference.registry import implements
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
+SELECT_BROADCAST_CLAUSE = "shape != broadcast_shape(broadcast_shape(shape1, shape2), shape3)"
+
 
 @implements("SELECT")
 def select(ctx: OpContext) -> Result:
-    clause = "shape != broadcast_shape(broadcast_shape(shape1, shape2), shape3)"
-    shape = check_broadcast(ctx, clause, "input1", "input2", "input3")
+    shape = check_broadcast(ctx, SELECT_BROADCAST_CLAUSE, "input1", "input2", "input3")
     cond = apply_broadcast(ctx.arg("input1"), shape).astype(np.bool_)
     a, b = ctx.arg("input2"), ctx.arg("input3")
     if ctx.dtype("in_out_t").is_float:

@@ -14,20 +14,30 @@ from conformance.spec import OperatorSpec
 from reference import arithmetic as ar
 from reference.broadcast import check_same_shape
 from reference.context import OpContext
+from reference.ops.tensor_conv import attribute_zero_point_clause, input_zero_point_clause
 from reference.pseudocode_revisions import pseudocode_1_1
 from reference.registry import implements
 
-# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them).
-OUTPUT_ZP_CLAUSE = "in_out_t != i8_t && output_zp != 0"
+
+def negate_zero_point_clause(zp_name: str, as_input: bool) -> str:
+    """NEGATE's 'zero point only for i8' ERROR_IF of ``zp_name`` as the revision that
+    declares the zero point writes it: ``in_out_t != i8_t`` where it is an attribute
+    (the draft), ``!is_same<in_out_t,i8_t>()`` where it is a [1] input tensor (TOSA 1.0
+    on); the words are the tensor operators' (reference.ops.tensor_conv)."""
+    if as_input:
+        return input_zero_point_clause(zp_name, "in_out_t")
+    return attribute_zero_point_clause(zp_name, "in_out_t")
 
 
 def zero_point_clause(op_spec: OperatorSpec, zp_name: str) -> str:
-    """NEGATE's 'zero point only for i8' ERROR_IF as the revision that declares the
-    zero point writes it: ``in_out_t != i8_t`` where it is an attribute (the draft),
-    ``!is_same<in_out_t,i8_t>()`` where it is a [1] input tensor (TOSA 1.0 on)."""
-    if any(a.name == zp_name for a in op_spec.inputs):
-        return f"!is_same<in_out_t,i8_t>() && {zp_name} != 0"
-    return f"in_out_t != i8_t && {zp_name} != 0"
+    """NEGATE's rule for ``zp_name`` as ``op_spec``'s revision declares the zero point."""
+    return negate_zero_point_clause(zp_name, any(a.name == zp_name for a in op_spec.inputs))
+
+
+# ERROR_IF clauses as the pseudocode states them (recipes and breakers import them):
+# the draft's, whose zero points are attributes.
+INPUT1_ZP_CLAUSE = negate_zero_point_clause("input1_zp", as_input=False)
+OUTPUT_ZP_CLAUSE = negate_zero_point_clause("output_zp", as_input=False)
 
 
 Result = dict[str, np.ndarray | list[np.ndarray]]

@@ -27,7 +27,7 @@ REDUCED_AXIS_CLAUSE = "shape[axis] != 1"
 # REDUCE_SUM's accumulation: apply_add_s<acc_t>'s REQUIRE on each running sum, the
 # range test up to TOSA 1.0, 1.1's two sign tests (the first is the one a positive
 # term breaks, the second a negative one).
-SUM_RANGE_CLAUSE = "c >= minimum_s<acc_t>() && c <= maximum_s<acc_t>() (apply_add_s)"
+SUM_RANGE_CLAUSE = ar.ACC_RANGE_CLAUSE
 SUM_ABOVE_CLAUSE = ar.ADD_ABOVE_CLAUSE.replace("in_t", "acc_t") + " (apply_add_s)"
 SUM_BELOW_CLAUSE = ar.ADD_BELOW_CLAUSE.replace("in_t", "acc_t") + " (apply_add_s)"
 

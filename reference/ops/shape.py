@@ -28,6 +28,7 @@ import numpy as np
 from conformance import dtypes
 from conformance.dtypes import IntRange
 from conformance.spec import Level
+from reference import arithmetic as ar
 from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import same_shape_or_unpredictable
@@ -117,7 +118,7 @@ def _operands(ctx: OpContext) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _range_clause(helper: str, element: str = "size_t") -> str:
-    return f"c >= minimum_s<{element}>() && c <= maximum_s<{element}>() ({helper})"
+    return f"{ar.range_clause(element)} ({helper})"
 
 
 def _shape_t(values: Sequence[int]) -> np.ndarray:

@@ -38,6 +38,7 @@ import numpy as np
 
 from conformance.block_tensor import BlockScaled, is_block_scaled, scale_type, value_type
 from conformance.dtypes import BF16, FP16, FP32, I8, I32, I48, DType
+from conformance.operator_table import family
 from conformance.rounding import round_to_float64
 from conformance.spec import OperatorSpec, TypeSupport
 from reference import arithmetic as ar
@@ -60,6 +61,22 @@ IDIV_CHECK_CLAUSE = "input1 % input2 != 0 (idiv_check)"
 OUT_PAD_X_CLAUSE = "out_pad_left <= -KW || out_pad_right <= -KW"
 OUT_PAD_Y_CLAUSE = "out_pad_top <= -KH || out_pad_bottom <= -KH"
 STRIDE_CLAUSE = "stride_y < 1 || stride_x < 1"
+DILATION_CLAUSE = "dilation_y < 1 || dilation_x < 1"
+BIAS_CLAUSE = "BC != OC && BC != 1"
+DEPTHWISE_BIAS_CLAUSE = "BC != C*M && BC != 1"
+# The output sizes' idiv_check arguments as the pseudocode writes them, and the
+# ERROR_IF each output size makes (OD: CONV3D's).
+_SIZE_EXPR = {
+    "OD": ("ID - 1 + pad_d0 + pad_d1 - (KD - 1) * dilation_d", "stride_d"),
+    "OH": ("IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y", "stride_y"),
+    "OW": ("IW - 1 + pad_left + pad_right - (KW - 1) * dilation_x", "stride_x"),
+}
+OUTPUT_SIZE_CLAUSES = {
+    name: f"{name} != idiv_check({expr}, {stride}) + 1"
+    for name, (expr, stride) in _SIZE_EXPR.items()
+}
+OH_CLAUSE = OUTPUT_SIZE_CLAUSES["OH"]
+OW_CLAUSE = OUTPUT_SIZE_CLAUSES["OW"]
 # TOSA 1.1: a block-scaled operand's contraction axis holds whole blocks.  The clause
 # is written per type variable (in_t, weight_t; A_t, B_t) and axis (IC; C).
 BLOCK_CLAUSE = "is_block_scale<{var}>() && {axis} % get_innermost_block_size<{var}>() != 0"
@@ -68,6 +85,7 @@ BLOCK_CLAUSE = "is_block_scale<{var}>() && {axis} % get_innermost_block_size<{va
 def block_clause(var: str, axis: str) -> str:
     """The block-size ERROR_IF of type variable ``var`` on contraction axis ``axis``."""
     return BLOCK_CLAUSE.format(var=var, axis=axis)
+
 
 Result = dict[str, np.ndarray | list[np.ndarray]]
 
@@ -91,7 +109,7 @@ ACC_TYPES: dict[str, DType] = {"INT32": I32, "INT48": I48, "FP16": FP16, "FP32":
 ACC_TYPES["BF16"] = BF16
 
 # Operators whose modes name no acc_t: their pseudocode accumulates in out_t.
-ACCUMULATE_IN_OUT_T = frozenset({"FULLY_CONNECTED", "MATMUL", "MATMUL_T"})
+ACCUMULATE_IN_OUT_T = family(frozenset({"FULLY_CONNECTED", "MATMUL", "MATMUL_T"}))
 
 # The operand each zero point belongs to.  The type its ERROR_IF tests is that
 # operand's declared element type (in_t, weight_t; MATMUL's in_t before TOSA 1.1 and
@@ -162,6 +180,11 @@ def zero_point_clause(op_spec: OperatorSpec, zp_name: str, type_var: str) -> str
     ``!is_same<in_t,i8_t>() && ...`` where it is an input tensor."""
     if zero_point_is_input(op_spec, zp_name):
         return input_zero_point_clause(zp_name, type_var)
+    return attribute_zero_point_clause(zp_name, type_var)
+
+
+def attribute_zero_point_clause(zp_name: str, type_var: str) -> str:
+    """The rule as the 2024 draft writes it for a zero-point attribute."""
     return f"{type_var} != i8_t && {zp_name} != 0"
 
 
@@ -218,19 +241,11 @@ def _c_remainder(a: int, b: int) -> int:
     return int(math.fmod(a, b))
 
 
-# The output sizes' idiv_check arguments as the pseudocode writes them.
-_SIZE_EXPR = {
-    "OD": ("ID - 1 + pad_d0 + pad_d1 - (KD - 1) * dilation_d", "stride_d"),
-    "OH": ("IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y", "stride_y"),
-    "OW": ("IW - 1 + pad_left + pad_right - (KW - 1) * dilation_x", "stride_x"),
-}
-
-
 def _check_output_size(
     ctx: OpContext, out_name: str, out_size: int, numerator: int, stride: int
 ) -> None:
     """ERROR_IF(O != idiv_check(numerator, stride) + 1), with idiv_check's own ERROR_IF
-    first; the clause spells the pseudocode's arguments (_SIZE_EXPR)."""
+    first; the clauses spell the pseudocode's arguments (OUTPUT_SIZE_CLAUSES)."""
     expr, stride_name = _SIZE_EXPR[out_name]
     ctx.error_if(
         _c_remainder(numerator, stride) != 0,
@@ -240,7 +255,7 @@ def _check_output_size(
     want = numerator // stride + 1
     ctx.error_if(
         out_size != want,
-        f"{out_name} != idiv_check({expr}, {stride_name}) + 1",
+        OUTPUT_SIZE_CLAUSES[out_name],
         f"{out_name} is {out_size}, the attributes give {want}",
     )
 
@@ -416,19 +431,13 @@ def _finish_int(
     acc = _acc_of(ctx, acc_var)
     out_t = ctx.dtype("out_t")
     acc_ok = _running_sums_fit(total.shape, bound, terms, ks, acc)
-    checks = [
-        (
-            f"acc = apply_add_s<{acc_var}>(acc, product): "
-            f"c >= minimum_s<{acc_var}>() && c <= maximum_s<{acc_var}>()",
-            acc_ok,
-        )
-    ]
+    checks = [(f"acc = apply_add_s<{acc_var}>(acc, product): {ar.range_clause(acc_var)}", acc_ok)]
     out = total
     if bias is not None:
         out = total + bias
         checks.append(
             (
-                "apply_add_s<out_t>(out, bias): c >= minimum_s<out_t>() && c <= maximum_s<out_t>()",
+                f"apply_add_s<out_t>(out, bias): {ar.range_clause('out_t')}",
                 out_t.in_range(out),
             )
         )
@@ -595,7 +604,7 @@ def conv2d(ctx: OpContext) -> Result:
     oc, kh, kw, _ = ctx.input_tensor("weight").shape
     _, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
-    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    _check_bias(ctx, oc, BIAS_CLAUSE)
     check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     return {"output": _conv_forward(ctx, axes, kh * kw * ic, "acc_t")}
 
@@ -608,7 +617,7 @@ def conv3d(ctx: OpContext) -> Result:
     oc, kd, kh, kw, _ = ctx.input_tensor("weight").shape
     _, od, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (id_, ih, iw), (kd, kh, kw), (od, oh, ow), _PADS_3D)
-    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    _check_bias(ctx, oc, BIAS_CLAUSE)
     check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     # CONV3D's pseudocode accumulates in out_t (the same type as acc_t in every mode).
     return {"output": _conv_forward(ctx, axes, kd * kh * kw * ic, "out_t")}
@@ -622,7 +631,7 @@ def depthwise_conv2d(ctx: OpContext) -> Result:
     kh, kw, _, m = ctx.input_tensor("weight").shape
     n, oh, ow, _ = ctx.out_shape()
     axes = conv_axes(ctx, (ih, iw), (kh, kw), (oh, ow), _PADS_2D)
-    _check_bias(ctx, c * m, "BC != C*M && BC != 1")
+    _check_bias(ctx, c * m, DEPTHWISE_BIAS_CLAUSE)
     x = operand(ctx, "input", "input_zp")
     w = operand(ctx, "weight", "weight_zp")
     split_shape = (n, oh, ow, c, m)
@@ -689,7 +698,7 @@ def transpose_conv2d(ctx: OpContext) -> Result:
         TRANSPOSE_OW_CLAUSE,
         f"OW is {ow}, the attributes give {want_w}",
     )
-    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    _check_bias(ctx, oc, BIAS_CLAUSE)
     check_block_sizes(ctx, ("input", "weight"), "IC", ic)
     axes = [ConvAxis(ih, oh, kh, sy, 1, top), ConvAxis(iw, ow, kw, sx, 1, left)]
     acc = _acc_of(ctx, "acc_t")
@@ -720,7 +729,7 @@ def fully_connected(ctx: OpContext) -> Result:
     _check_conv_zero_points(ctx)
     n, ic = ctx.input_tensor("input").shape
     oc = ctx.input_tensor("weight").shape[0]
-    _check_bias(ctx, oc, "BC != OC && BC != 1")
+    _check_bias(ctx, oc, BIAS_CLAUSE)
     x = operand(ctx, "input", "input_zp")
     w = operand(ctx, "weight", "weight_zp")
 

@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from conformance import dtypes
 from conformance.dtypes import I32_MAX, I32_MIN, DType
+from reference import arithmetic as ar
 from reference.arguments import TYPES_CLAUSE
 from reference.context import OpContext
 from reference.ops.data_nodes import to_type
@@ -338,8 +339,6 @@ def max_pool2d(ctx: OpContext) -> Result:
 
 # -- AVG_POOL2D --------------------------------------------------------------------------
 
-ADD_CLAUSE = "c >= minimum_s<acc_t>() && c <= maximum_s<acc_t>() (apply_add_s)"
-
 
 def avg_pool_acc_type(ctx: OpContext) -> DType:
     """acc_t as the acc_type attribute names it.  The mode table pairs each in_out_t
@@ -375,7 +374,7 @@ def _require_running_sums(ctx: OpContext, padded: np.ndarray, w: Window) -> None
         partial = np.cumsum(_windows_x(row, w), axis=-1) + done[..., None]
         ctx.require(
             (np.min(partial, initial=0) >= I32_MIN) and (np.max(partial, initial=0) <= I32_MAX),
-            ADD_CLAUSE,
+            ar.ACC_RANGE_CLAUSE,
             f"a running window sum leaves int32 in kernel row {ky}",
         )
         done = partial[..., -1]
@@ -449,7 +448,7 @@ def avg_pool2d(ctx: OpContext) -> Result:
     multiplier, shift = _reciprocal_scale(np.broadcast_to(count, acc.shape))
     acc = avg_pool_apply_scale_32(ctx, acc, multiplier, shift)
     acc = acc + int(output_zp)
-    ctx.require((acc >= I32_MIN) & (acc <= I32_MAX), ADD_CLAUSE, "adding output_zp")
+    ctx.require((acc >= I32_MIN) & (acc <= I32_MAX), ar.ACC_RANGE_CLAUSE, "adding output_zp")
     assert acc_t is dtypes.I32
     out = np.clip(acc, in_out.int_range.min, in_out.int_range.max)
     return {"output": out.astype(in_out.storage)}

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from conformance.block_tensor import is_block_scaled
 from conformance.dtypes import DType
+from conformance.operator_table import OperatorTable
 from conformance.spec import Level, OperatorSpec, Spec, TypeSupport
 from strategies.block_tensors import block_scaled_values
 from strategies.case import Case, CaseSpec, TensorDraw
@@ -152,7 +153,7 @@ class RecipeContext:
 
 
 Recipe = Callable[[st.DrawFn, RecipeContext], CaseSpec | Case]
-RECIPES: dict[str, Recipe] = {}
+RECIPES: OperatorTable[Recipe] = OperatorTable()
 
 
 def recipe(*names: str) -> Callable[[Recipe], Recipe]:

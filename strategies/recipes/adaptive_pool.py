@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import I8, DType
+from conformance.operator_table import OperatorTable, family
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.tensor_conv import input_zero_point_clause
 from strategies.case import CaseSpec, TensorDraw, converted, shape_tensor
@@ -29,11 +30,13 @@ from strategies.recipes.pool_geometry import register_window_breakers
 from strategies.recipes.tensor_pool_fft import acc_type_unsupported, avg_pool2d, max_pool2d
 
 # Each operator and the recipe of the operator whose pseudocode it has.
-POOLING: dict[str, Recipe] = {
-    "AVG_POOL2D_ADAPTIVE": avg_pool2d,
-    "MAX_POOL2D_ADAPTIVE": max_pool2d,
-}
-ADAPTIVE = tuple(POOLING)
+POOLING: OperatorTable[Recipe] = OperatorTable(
+    {
+        "AVG_POOL2D_ADAPTIVE": avg_pool2d,
+        "MAX_POOL2D_ADAPTIVE": max_pool2d,
+    }
+)
+ADAPTIVE = family(tuple(POOLING))
 ZERO_POINTS = ("input_zp", "output_zp")  # AVG_POOL2D_ADAPTIVE's, both typed in_out_t
 _RETYPES = (dtypes.I8, dtypes.I16, dtypes.I32, dtypes.FP16, dtypes.BF16, dtypes.FP32)
 

@@ -32,12 +32,19 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import DType
+from conformance.operator_table import family
 from conformance.rounding import round_to
 from reference import mx
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import bound_b, tosa_pro_fp_data
 from reference.ops import block_scaled as bso
-from reference.ops.tensor_conv import IDIV_CHECK_CLAUSE, STRIDE_CLAUSE
+from reference.ops.tensor_conv import (
+    DILATION_CLAUSE,
+    IDIV_CHECK_CLAUSE,
+    OH_CLAUSE,
+    OW_CLAUSE,
+    STRIDE_CLAUSE,
+)
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.case import CaseSpec, TensorDraw, shape_tensor
 from strategies.invalid import breaks, broken
@@ -115,7 +122,6 @@ def cast_to_values(
     nb = flat.shape[0]
     # A binade per block, so that the scales differ.
     flat *= np.ldexp(1.0, rng.integers(-24, 24, nb))[:, None]
-    assert in_t.normal_max is not None and in_t.normal_min is not None
     out_max = mx.largest_rounding_to_normal_max(out_t)
     edge = rc.target == "edge"
     wanted = [
@@ -130,10 +136,10 @@ def cast_to_values(
         if name == "zero":
             row[:] = np.where(rng.random(BS) < 0.5, -0.0, 0.0)
         elif name == "tiny":  # max/out_max below 2**-127: the scale clips at its minimum
-            row[:] = np.clip(row, -1, 1) * in_t.normal_min * 2.0**-4
+            row[:] = np.clip(row, -1, 1) * in_t.fp.normal_min * 2.0**-4
         elif name == "huge":  # near the largest input value (mxint8: the scale clips)
-            row[:] = np.clip(row / 4, -1, 1) * float(in_t.normal_max)
-            row[rng.integers(BS)] = float(in_t.normal_max) * rng.choice([-1.0, 1.0])
+            row[:] = np.clip(row / 4, -1, 1) * float(in_t.fp.normal_max)
+            row[rng.integers(BS)] = float(in_t.fp.normal_max) * rng.choice([-1.0, 1.0])
         elif name == "nan":
             row[rng.integers(BS)] = np.nan
         elif name == "inf":
@@ -399,11 +405,13 @@ def conv2d_block_scaled(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 
 # -- breakers -----------------------------------------------------------------------------
 
-ALL_OPS = (
-    "CAST_TO_BLOCK_SCALED",
-    "CAST_FROM_BLOCK_SCALED",
-    "MATMUL_T_BLOCK_SCALED",
-    "CONV2D_BLOCK_SCALED",
+ALL_OPS = family(
+    (
+        "CAST_TO_BLOCK_SCALED",
+        "CAST_FROM_BLOCK_SCALED",
+        "MATMUL_T_BLOCK_SCALED",
+        "CONV2D_BLOCK_SCALED",
+    )
 )
 
 
@@ -540,7 +548,7 @@ def _geometry_breaker(clause: str, arg: str, index_label: str) -> None:
 
 _geometry_breaker(PAD_NEGATIVE_CLAUSE, "pad", "pad made negative")
 _geometry_breaker(STRIDE_CLAUSE, "stride", "stride made < 1")
-_geometry_breaker(bso.DILATION_CLAUSE, "dilation", "dilation made < 1")
+_geometry_breaker(DILATION_CLAUSE, "dilation", "dilation made < 1")
 
 
 @breaks("CONV2D_BLOCK_SCALED", clause=IDIV_CHECK_CLAUSE)
@@ -575,8 +583,8 @@ def _output_breaker(clause: str, axis: int) -> None:
     fn.__name__ = f"conv_output_{axis}"
 
 
-_output_breaker(bso.OH_CLAUSE, 1)
-_output_breaker(bso.OW_CLAUSE, 2)
+_output_breaker(OH_CLAUSE, 1)
+_output_breaker(OW_CLAUSE, 2)
 
 
 @breaks("CONV2D_BLOCK_SCALED", clause=bso.CONV_BIAS_CLAUSE)

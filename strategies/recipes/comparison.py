@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from conformance.operator_table import family
 from reference.ops.elementwise_binary import BROADCAST
 from strategies.case import CaseSpec
 from strategies.invalid import register_broadcast_breakers
@@ -16,7 +17,7 @@ from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise, share_values
 from strategies.values import add_specials, float_regime
 
-OPERATORS = ("EQUAL", "GREATER", "GREATER_EQUAL")
+OPERATORS = family(("EQUAL", "GREATER", "GREATER_EQUAL"))
 
 
 @recipe(*OPERATORS)

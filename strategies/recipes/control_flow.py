@@ -26,12 +26,21 @@ from conformance import dtypes
 from conformance.builder import BlockBuilder, GraphBuilder
 from conformance.dtypes import BOOL, I32_MAX, I32_MIN, DType
 from conformance.graph import Graph
+from conformance.operator_table import OperatorTable
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.control_flow import (
+    BODY_INPUT_CLAUSE,
+    BODY_OUTPUT_CLAUSE,
     COND_GRAPH_SIZE_CLAUSE,
     COND_GRAPH_TYPE_CLAUSE,
+    COND_INPUT_CLAUSE,
     CONDITION_SIZE_CLAUSE,
+    ELSE_INPUT_CLAUSE,
+    ELSE_OUTPUT_CLAUSE,
+    LOOP_LIST_CLAUSE,
     NESTING_CLAUSE,
+    THEN_INPUT_CLAUSE,
+    THEN_OUTPUT_CLAUSE,
 )
 from strategies.case import Case
 from strategies.graph_breakers import graph_breaks
@@ -362,13 +371,12 @@ def _condition_has_rank(rc: RecipeContext) -> bool:
 
 
 _register_cond_if("nesting", NESTING_CLAUSE, optional=True)
-for _branch in ("then", "else"):
-    _register_cond_if(
-        f"{_branch}_in", f"tensor_list_shape(input_list) != tosa_input_shape({_branch}_graph)"
-    )
-    _register_cond_if(
-        f"{_branch}_out", f"tensor_list_shape(output_list) != tosa_output_shape({_branch}_graph)"
-    )
+for _branch, _in, _out in (
+    ("then", THEN_INPUT_CLAUSE, THEN_OUTPUT_CLAUSE),
+    ("else", ELSE_INPUT_CLAUSE, ELSE_OUTPUT_CLAUSE),
+):
+    _register_cond_if(f"{_branch}_in", _in)
+    _register_cond_if(f"{_branch}_out", _out)
 _register_cond_if("cond_size", CONDITION_SIZE_CLAUSE)
 _register_cond_if("cond_type", TYPES_CLAUSE)
 _register_cond_if("cond_rank", INPUTS_CLAUSE, applies=_condition_has_rank)
@@ -640,17 +648,19 @@ def _register_while(fault: str, clause: str, *, optional: bool = False) -> None:
 
 
 _register_while("nesting", NESTING_CLAUSE, optional=True)
-_register_while("in_out", "tensor_list_shape(input_list) != tensor_list_shape(output_list)")
-_register_while("cond_in", "tensor_list_shape(input_list) != tosa_input_shape(cond_graph)")
-_register_while("body_in", "tensor_list_shape(input_list) != tosa_input_shape(body_graph)")
-_register_while("body_out", "tensor_list_shape(input_list) != tosa_output_shape(body_graph)")
+_register_while("in_out", LOOP_LIST_CLAUSE)
+_register_while("cond_in", COND_INPUT_CLAUSE)
+_register_while("body_in", BODY_INPUT_CLAUSE)
+_register_while("body_out", BODY_OUTPUT_CLAUSE)
 _register_while("cond_size", COND_GRAPH_SIZE_CLAUSE)
 _register_while("cond_type", COND_GRAPH_TYPE_CLAUSE)
 
 
 # The case builders by operator, for the level cases (strategies/level_limits.py): a
 # nest MAX_NESTING deep whose lists are MAX_TENSOR_LIST_SIZE long, or one longer.
-CASE_BUILDERS: dict[str, Callable[..., Case | None]] = {
-    "COND_IF": cond_if_case,
-    "WHILE_LOOP": while_loop_case,
-}
+CASE_BUILDERS: OperatorTable[Callable[..., Case | None]] = OperatorTable(
+    {
+        "COND_IF": cond_if_case,
+        "WHILE_LOOP": while_loop_case,
+    }
+)

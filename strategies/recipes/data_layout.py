@@ -41,12 +41,23 @@ from reference.ops.data_layout import (
     CONCAT_CLAUSES,
     CONCAT_CLAUSES_1_0,
     PAD_RANK_CLAUSE,
+    PAD_SHAPE_CLAUSE,
+    PADDING_NEGATIVE_CLAUSE,
+    PERMS_NEGATIVE_CLAUSE,
+    PERMS_RANGE_CLAUSE,
+    PERMS_REPEATED_CLAUSE,
     RANK_CLAUSE,
     REVERSE_AXIS_CLAUSE,
     SIZE_CLAUSE,
     SLICE_BLOCK_START_CLAUSE,
+    SLICE_END_CLAUSE,
     SLICE_LENGTH_CLAUSE,
+    SLICE_SHAPE_CLAUSE,
+    SLICE_SIZE_CLAUSE,
+    SLICE_START_CLAUSE,
+    TILE_SHAPE_CLAUSE,
     TRANSPOSE_BLOCK_PERMS_CLAUSE,
+    TRANSPOSE_SHAPE_CLAUSE,
     ConcatClauses,
     concat_clauses,
 )
@@ -381,9 +392,9 @@ breaks("PAD", clause=PAD_RANK_CLAUSE)(output_rank_breaker(PAD_RANK_CLAUSE))
 breaks("SLICE", "TILE", "TRANSPOSE", clause=RANK_CLAUSE)(output_rank_breaker(RANK_CLAUSE))
 
 
-@breaks("PAD", clause="padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
+@breaks("PAD", clause=PADDING_NEGATIVE_CLAUSE)
 def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    out = broken(spec, "padding[i * 2] < 0 || padding[(i * 2) + 1] < 0")
+    out = broken(spec, PADDING_NEGATIVE_CLAUSE)
     values = spec.tensor("padding").values.copy()  # type: ignore[union-attr]
     i = draw(st.integers(0, len(values) - 1), label="negative padding")
     values[i] = draw(st.integers(-(2**31), -1), label="its value")
@@ -391,11 +402,9 @@ def pad_negative(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec
     return out
 
 
-@breaks("PAD", clause="shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]")
+@breaks("PAD", clause=PAD_SHAPE_CLAUSE)
 def pad_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    return _dim_off_by_one(
-        draw, spec, "shape[i] != padding[i * 2] + shape1[i] + padding[(i * 2) + 1]"
-    )
+    return _dim_off_by_one(draw, spec, PAD_SHAPE_CLAUSE)
 
 
 @breaks(
@@ -642,9 +651,9 @@ def _slice_vector_breaker(clause: str) -> Breaker:
         size = spec.tensor("size").values.copy()  # type: ignore[union-attr]
         i = draw(st.integers(0, len(shape1) - 1), label="index")
         out = broken(spec, clause)
-        if clause == "start[index] < 0":
+        if clause == SLICE_START_CLAUSE:
             start[i] = draw(st.integers(-(2**31), -1), label="start")
-        elif clause == "size[index] <= 0":
+        elif clause == SLICE_SIZE_CLAUSE:
             size[i] = draw(st.integers(-(2**31), 0), label="size")
         else:  # the window ends past the input
             start[i] = shape1[i] - size[i] + draw(st.integers(1, 4), label="past the end by")
@@ -655,18 +664,14 @@ def _slice_vector_breaker(clause: str) -> Breaker:
     return fn
 
 
-SLICE_WINDOW = (
-    "start[index] < 0",
-    "size[index] <= 0",
-    "start[index] + size[index] > shape1[index]",
-)
+SLICE_WINDOW = (SLICE_START_CLAUSE, SLICE_SIZE_CLAUSE, SLICE_END_CLAUSE)
 for _clause in SLICE_WINDOW:
     breaks("SLICE", clause=_clause)(_slice_vector_breaker(_clause))
 
 
-@breaks("SLICE", clause="shape[index] != size[index]")
+@breaks("SLICE", clause=SLICE_SHAPE_CLAUSE)
 def slice_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    return _dim_off_by_one(draw, spec, "shape[index] != size[index]")
+    return _dim_off_by_one(draw, spec, SLICE_SHAPE_CLAUSE)
 
 
 @breaks("SLICE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)
@@ -748,9 +753,9 @@ def tile_multiples_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) ->
     return out
 
 
-@breaks("TILE", clause="shape1[i] * multiples[i] != shape[i]")
+@breaks("TILE", clause=TILE_SHAPE_CLAUSE)
 def tile_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
-    return _dim_off_by_one(draw, spec, "shape1[i] * multiples[i] != shape[i]")
+    return _dim_off_by_one(draw, spec, TILE_SHAPE_CLAUSE)
 
 
 @breaks("TILE", clause=BLOCK_SHAPE1_CLAUSE, applies=_block_scaled)
@@ -804,14 +809,14 @@ def _perms_breaker(clause: str) -> Breaker:
     def fn(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
         perms = list(spec.attributes["perms"])
         rank = len(perms)
-        if clause == "indexes_used[index] == true":
+        if clause == PERMS_REPEATED_CLAUSE:
             if rank < 2:
                 return None  # one position cannot repeat another
             j = draw(st.integers(1, rank - 1), label="repeating position")
             perms[j] = perms[draw(st.integers(0, j - 1), label="repeated position")]
         else:
             j = draw(st.integers(0, rank - 1), label="position")
-            if clause == "index < 0":
+            if clause == PERMS_NEGATIVE_CLAUSE:
                 perms[j] = draw(st.integers(-(2**31), -1), label="value")
             else:
                 perms[j] = draw(st.integers(rank, 2**31 - 1), label="value")
@@ -822,7 +827,7 @@ def _perms_breaker(clause: str) -> Breaker:
     return fn
 
 
-for _clause in ("index >= rank(shape1)", "index < 0", "indexes_used[index] == true"):
+for _clause in (PERMS_RANGE_CLAUSE, PERMS_NEGATIVE_CLAUSE, PERMS_REPEATED_CLAUSE):
     breaks("TRANSPOSE", clause=_clause)(_perms_breaker(_clause))
 
 
@@ -855,7 +860,7 @@ def transpose_moves_blocks(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -
     return out
 
 
-@breaks("TRANSPOSE", clause="shape1[perms[i]] != shape[i]")
+@breaks("TRANSPOSE", clause=TRANSPOSE_SHAPE_CLAUSE)
 def transpose_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec | None:
     """Swap two different output dimensions: same size, not the permuted shape."""
     o = spec.outputs[0]
@@ -870,6 +875,6 @@ def transpose_output(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
     i, j = draw(st.sampled_from(pairs), label="swapped dimensions")
     shape = list(o.shape)
     shape[i], shape[j] = shape[j], shape[i]
-    out = broken(spec, "shape1[perms[i]] != shape[i]")
+    out = broken(spec, TRANSPOSE_SHAPE_CLAUSE)
     out.replace_tensor(o.name, shape=tuple(shape))
     return out

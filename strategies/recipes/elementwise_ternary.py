@@ -8,14 +8,13 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import strategies as st
 
+from reference.ops.elementwise_ternary import SELECT_BROADCAST_CLAUSE
 from strategies.case import CaseSpec
 from strategies.invalid import register_broadcast_breakers
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.common import elementwise, share_values
 from strategies.recipes.elementwise_unary import float_unary
 from strategies.values import add_specials, float_regime
-
-SELECT_BROADCAST = "shape != broadcast_shape(broadcast_shape(shape1, shape2), shape3)"
 
 
 def _mixed_condition(draw: st.DrawFn, spec: CaseSpec) -> None:
@@ -58,4 +57,4 @@ def sin(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
     return float_unary(draw, rc, rc.dtype("in_out_t"))
 
 
-register_broadcast_breakers(("SELECT",), SELECT_BROADCAST)
+register_broadcast_breakers(("SELECT",), SELECT_BROADCAST_CLAUSE)

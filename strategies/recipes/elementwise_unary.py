@@ -16,6 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I64, DType
+from conformance.operator_table import OperatorTable
+from reference.ops.elementwise_unary import negate_zero_point_clause
 from strategies.case import CaseSpec
 from strategies.invalid import breaks, broken
 from strategies.recipes import RecipeContext, recipe
@@ -37,16 +39,18 @@ def _below_integers(dt: DType) -> list[ValueRange]:
 
 
 # Per operator, the ranges besides the default and the whole finite range.
-FLOAT_REGIMES: dict[str, RegimeFn] = {
-    "CEIL": _below_integers,
-    "FLOOR": _below_integers,
-    "COS": lambda dt: [ValueRange(-100.0, 100.0)],
-    # Around where exp overflows and underflows to zero.
-    "EXP": lambda dt: [ValueRange(-math.log(_top(dt)) * 1.2, math.log(_top(dt)) * 1.1)],
-    "LOG": lambda dt: [ValueRange(0.0, 4.0), ValueRange(0.0, _top(dt))],
-    "RECIPROCAL": lambda dt: [ValueRange(-1.0, 1.0)],
-    "RSQRT": lambda dt: [ValueRange(0.0, 4.0), ValueRange(0.0, _top(dt))],
-}
+FLOAT_REGIMES: OperatorTable[RegimeFn] = OperatorTable(
+    {
+        "CEIL": _below_integers,
+        "FLOOR": _below_integers,
+        "COS": lambda dt: [ValueRange(-100.0, 100.0)],
+        # Around where exp overflows and underflows to zero.
+        "EXP": lambda dt: [ValueRange(-math.log(_top(dt)) * 1.2, math.log(_top(dt)) * 1.1)],
+        "LOG": lambda dt: [ValueRange(0.0, 4.0), ValueRange(0.0, _top(dt))],
+        "RECIPROCAL": lambda dt: [ValueRange(-1.0, 1.0)],
+        "RSQRT": lambda dt: [ValueRange(0.0, 4.0), ValueRange(0.0, _top(dt))],
+    }
+)
 
 
 def _unary(draw: st.DrawFn, rc: RecipeContext, r: ValueRange | None, **attrs: object) -> CaseSpec:
@@ -145,11 +149,7 @@ def negate(draw: st.DrawFn, rc: RecipeContext) -> CaseSpec:
 def _zp_breaker(attr: str, as_input: bool) -> None:
     """The breaker of one zero point's ERROR_IF, for the revisions that declare it an
     attribute (the draft) or an input (TOSA 1.0 on), which spell the clause apart."""
-    clause = (
-        f"!is_same<in_out_t,i8_t>() && {attr} != 0"
-        if as_input
-        else f"in_out_t != i8_t && {attr} != 0"
-    )
+    clause = negate_zero_point_clause(attr, as_input)
 
     def applies(rc: RecipeContext) -> bool:
         # i8 takes zero points: nothing to break there, so the breaker does not apply.

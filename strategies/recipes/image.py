@@ -290,8 +290,7 @@ def _tie_case(draw: st.DrawFn, rc: RecipeContext, cap: int, mode: str) -> tuple[
     out_t = rc.dtype("out_t")
     if mode == BILINEAR and out_t.is_float:
         y = draw(_dyadic_axis(rc, cap))
-        assert out_t.normal_frac is not None
-        n = 2 << out_t.normal_frac
+        n = 2 << out_t.fp.normal_frac
         near = n <= MAX_N and draw(st.booleans(), label="x: columns just off the half")
         x = draw(_hit_axis(n, n + 1, n // 2 - 1, 3, cap, "x")) if near else None
         return y, x or draw(_tie_axis(rc, cap, "x", False))

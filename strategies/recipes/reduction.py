@@ -23,6 +23,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I64, DType
+from conformance.operator_table import family
 from reference.arguments import INPUTS_CLAUSE, OUTPUTS_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.reduction import AXIS_CLAUSE, REDUCED_AXIS_CLAUSE
@@ -41,13 +42,15 @@ from strategies.recipes.elementwise_binary import nan_mode_attribute
 from strategies.shapes import shapes
 from strategies.values import ValueRange, special_values
 
-REDUCTIONS = (
-    "REDUCE_ALL",
-    "REDUCE_ANY",
-    "REDUCE_MAX",
-    "REDUCE_MIN",
-    "REDUCE_PRODUCT",
-    "REDUCE_SUM",
+REDUCTIONS = family(
+    (
+        "REDUCE_ALL",
+        "REDUCE_ANY",
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "REDUCE_PRODUCT",
+        "REDUCE_SUM",
+    )
 )
 
 
@@ -70,8 +73,7 @@ def _boolean_values(
 def _product_values(draw: st.DrawFn, dt: DType, shape: tuple[int, ...], length: int) -> np.ndarray:
     # Bulk magnitudes 2**u, |u| <= e, with e * length at most half the exponent range:
     # even a row of the largest ones neither overflows nor underflows.
-    assert dt.normal_max is not None
-    e = min(2.0, 0.5 * math.log2(dt.normal_max) / length)
+    e = min(2.0, 0.5 * math.log2(dt.fp.normal_max) / length)
     seed = draw(st.integers(0, 2**32 - 1), label="input: seed")
     rng = np.random.default_rng(seed)
     signs = np.where(rng.integers(0, 2, size=shape) == 0, -1.0, 1.0)

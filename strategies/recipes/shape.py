@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import IntRange
+from conformance.operator_table import family
 from conformance.spec import Level
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.shape import (
@@ -59,15 +60,15 @@ from strategies.shapes import shapes
 MIN = dtypes.SHAPE.int_range.min
 MAX = dtypes.SHAPE.int_range.max
 SIZE_T = IntRange(MIN, MAX)  # the draft's shape_t elements
-ARITHMETIC = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE")
+ARITHMETIC = family(("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE"))
 CONCAT_SHAPE_MAX_LIST = 4
 SPECIALS = sorted({MIN, MIN + 1, -1, 0, 1, 2, MAX - 1, MAX, 1 << 31, (1 << 31) - 1})
 # TOSA 1.1's element-wise shape operators of two operands (ADD_SHAPE, SUB_SHAPE and
 # MUL_SHAPE are the draft's too), and those whose operands are sizes and divisors.
-DIVIDING = ("DIV_CEIL_SHAPE", "DIV_FLOOR_SHAPE", "MOD_SHAPE")
-BINARY_1_1 = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "MIN_SHAPE", "MAX_SHAPE", *DIVIDING)
-NEW_BINARY = ("MIN_SHAPE", "MAX_SHAPE", *DIVIDING)  # not in the draft
-UNARY_1_1 = ("EXP2_SHAPE", "LOG2_CEIL_SHAPE", "LOG2_FLOOR_SHAPE")
+DIVIDING = family(("DIV_CEIL_SHAPE", "DIV_FLOOR_SHAPE", "MOD_SHAPE"))
+BINARY_1_1 = family(("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "MIN_SHAPE", "MAX_SHAPE", *DIVIDING))
+NEW_BINARY = family(("MIN_SHAPE", "MAX_SHAPE", *DIVIDING))  # not in the draft
+UNARY_1_1 = family(("EXP2_SHAPE", "LOG2_CEIL_SHAPE", "LOG2_FLOOR_SHAPE"))
 I32 = IntRange(dtypes.I32.int_range.min, dtypes.I32.int_range.max)
 T = TypeVar("T")
 

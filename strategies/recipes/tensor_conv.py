@@ -47,16 +47,21 @@ from conformance.block_tensor import (
     value_type,
 )
 from conformance.dtypes import FP32, I8, I32_MIN, DType
+from conformance.operator_table import OperatorTable, family
 from conformance.spec import TypeSupport
 from reference import mx
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.tensor_conv import (
     ACC_TYPES,
+    BIAS_CLAUSE,
+    DEPTHWISE_BIAS_CLAUSE,
+    DILATION_CLAUSE,
     IDIV_CHECK_CLAUSE,
     MATMUL_ZP_CLAUSE,
     OUT_PAD_X_CLAUSE,
     OUT_PAD_Y_CLAUSE,
+    OUTPUT_SIZE_CLAUSES,
     STRIDE_CLAUSE,
     TRANSPOSE_OH_CLAUSE,
     TRANSPOSE_OW_CLAUSE,
@@ -94,9 +99,9 @@ from strategies.recipes.data_sets import (
 from strategies.valid import NoRecipe, unbuildable_reason
 from strategies.values import ValueRange
 
-CONVS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")  # forward convolutions
-ACC_OPS = (*CONVS, "TRANSPOSE_CONV2D")  # the operators with acc_type and local_bound
-BIASED = (*ACC_OPS, "FULLY_CONNECTED")
+CONVS = family(("CONV2D", "CONV3D", "DEPTHWISE_CONV2D"))  # forward convolutions
+ACC_OPS = family((*CONVS, "TRANSPOSE_CONV2D"))  # the operators with acc_type and local_bound
+BIASED = family((*ACC_OPS, "FULLY_CONNECTED"))
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 # Output channels (MATMUL: columns) a case needs before its weights get infinities and
 # extremes: each one leaves its channel's outputs without an accuracy limit.
@@ -617,7 +622,7 @@ def _below_breaker(ops: Sequence[str], attribute: str, clause: str, high: int) -
     fn.__name__ = f"{attribute}_below_{high + 1}_{ops[0]}"
 
 
-_2D = ("CONV2D", "DEPTHWISE_CONV2D")
+_2D = family(("CONV2D", "DEPTHWISE_CONV2D"))
 _below_breaker(_2D, "pad", PAD_NEGATIVE_CLAUSE, -1)
 _below_breaker(
     ("CONV3D",),
@@ -627,7 +632,7 @@ _below_breaker(
 )
 _below_breaker((*_2D, "TRANSPOSE_CONV2D"), "stride", STRIDE_CLAUSE, 0)
 _below_breaker(("CONV3D",), "stride", "stride_d < 1 || stride_y < 1 || stride_x < 1", 0)
-_below_breaker(_2D, "dilation", "dilation_y < 1 || dilation_x < 1", 0)
+_below_breaker(_2D, "dilation", DILATION_CLAUSE, 0)
 _below_breaker(("CONV3D",), "dilation", "dilation_d < 1 || dilation_y < 1 || dilation_x < 1", 0)
 
 
@@ -653,11 +658,6 @@ def attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
 # -- breakers: output sizes ------------------------------------------------------------------
 
 IDIV_CLAUSE = IDIV_CHECK_CLAUSE
-_SIZE = {
-    "OD": "OD != idiv_check(ID - 1 + pad_d0 + pad_d1 - (KD - 1) * dilation_d, stride_d) + 1",
-    "OH": "OH != idiv_check(IH - 1 + pad_top + pad_bottom - (KH - 1) * dilation_y, stride_y) + 1",
-    "OW": "OW != idiv_check(IW - 1 + pad_left + pad_right - (KW - 1) * dilation_x, stride_x) + 1",
-}
 
 
 def _kernel(spec: CaseSpec) -> list[int]:
@@ -707,11 +707,11 @@ def _size_breaker(ops: Sequence[str], dim: int, clause: str) -> None:
     fn.__name__ = f"size_breaker_{ops[0]}_{dim}"
 
 
-_size_breaker(("CONV3D",), 1, _SIZE["OD"])
-_size_breaker(("CONV3D",), 2, _SIZE["OH"])
-_size_breaker(("CONV3D",), 3, _SIZE["OW"])
-_size_breaker(_2D, 1, _SIZE["OH"])
-_size_breaker(_2D, 2, _SIZE["OW"])
+_size_breaker(("CONV3D",), 1, OUTPUT_SIZE_CLAUSES["OD"])
+_size_breaker(("CONV3D",), 2, OUTPUT_SIZE_CLAUSES["OH"])
+_size_breaker(("CONV3D",), 3, OUTPUT_SIZE_CLAUSES["OW"])
+_size_breaker(_2D, 1, OUTPUT_SIZE_CLAUSES["OH"])
+_size_breaker(_2D, 2, OUTPUT_SIZE_CLAUSES["OW"])
 _size_breaker(("TRANSPOSE_CONV2D",), 1, TRANSPOSE_OH_CLAUSE)
 _size_breaker(("TRANSPOSE_CONV2D",), 2, TRANSPOSE_OW_CLAUSE)
 
@@ -753,20 +753,22 @@ def _bias_breaker(ops: Sequence[str], clause: str) -> None:
     fn.__name__ = f"bias_breaker_{ops[0]}"
 
 
-_bias_breaker(("CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "FULLY_CONNECTED"), "BC != OC && BC != 1")
-_bias_breaker(("DEPTHWISE_CONV2D",), "BC != C*M && BC != 1")
+_bias_breaker(("CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "FULLY_CONNECTED"), BIAS_CLAUSE)
+_bias_breaker(("DEPTHWISE_CONV2D",), DEPTHWISE_BIAS_CLAUSE)
 
 # The dimension of the second input that must equal one of the first input's: (second
 # input's dim, first input's dim) per operator (IC, C, or MATMUL's C and N).
-_SHARED_DIMS: dict[str, list[tuple[int, int]]] = {
-    "CONV2D": [(3, 3)],
-    "CONV3D": [(4, 4)],
-    "TRANSPOSE_CONV2D": [(3, 3)],
-    "DEPTHWISE_CONV2D": [(2, 3)],
-    "FULLY_CONNECTED": [(1, 1)],
-    "MATMUL": [(1, 2), (0, 0)],
-    "MATMUL_T": [(2, 2)],  # B [D, W, C]; D is MATMUL_T's own rule (matmul_t.b_batches)
-}
+_SHARED_DIMS: OperatorTable[list[tuple[int, int]]] = OperatorTable(
+    {
+        "CONV2D": [(3, 3)],
+        "CONV3D": [(4, 4)],
+        "TRANSPOSE_CONV2D": [(3, 3)],
+        "DEPTHWISE_CONV2D": [(2, 3)],
+        "FULLY_CONNECTED": [(1, 1)],
+        "MATMUL": [(1, 2), (0, 0)],
+        "MATMUL_T": [(2, 2)],  # B [D, W, C]; D is MATMUL_T's own rule (matmul_t.b_batches)
+    }
+)
 
 
 @breaks(*_SHARED_DIMS, clause=INPUTS_CLAUSE, applies=drawable)
@@ -809,12 +811,14 @@ def output_disagrees(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> Case
 
 # Per operator: its two operands, the contraction axis's name, and that axis's place in
 # each operand's shape (innermost in both).
-_BLOCK_OPERANDS = {
-    "CONV2D": ("input", "weight", "IC"),
-    "CONV3D": ("input", "weight", "IC"),
-    "TRANSPOSE_CONV2D": ("input", "weight", "IC"),
-    "MATMUL_T": ("A", "B", "C"),
-}
+_BLOCK_OPERANDS = OperatorTable(
+    {
+        "CONV2D": ("input", "weight", "IC"),
+        "CONV3D": ("input", "weight", "IC"),
+        "TRANSPOSE_CONV2D": ("input", "weight", "IC"),
+        "MATMUL_T": ("A", "B", "C"),
+    }
+)
 
 
 def _block_breaker(first: bool) -> None:

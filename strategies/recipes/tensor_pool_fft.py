@@ -19,6 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.dtypes import I32_MAX, I32_MIN, DType
+from conformance.operator_table import family
 from reference.arguments import ATTRIBUTES_CLAUSE, INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.datasets import dataset_inputs
 from reference.ops.elementwise_unary import OUTPUT_ZP_CLAUSE
@@ -55,8 +56,8 @@ from strategies.recipes.pool_geometry import (
 from strategies.shapes import shapes
 from strategies.values import ValueRange, float_regime
 
-POOLS = ("AVG_POOL2D", "MAX_POOL2D")
-FFTS = ("FFT2D", "RFFT2D")
+POOLS = family(("AVG_POOL2D", "MAX_POOL2D"))
+FFTS = family(("FFT2D", "RFFT2D"))
 ACC_NAMES = {dt: name for name, dt in ACC_TYPES.items()}
 SPECIAL_PLANE = 32 * 32  # largest FFT plane drawn with inf/NaN among its values
 

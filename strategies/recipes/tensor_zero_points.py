@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from conformance import dtypes
 from conformance.dtypes import I8, DType
+from conformance.operator_table import OperatorTable, family
 from reference.arguments import INPUTS_CLAUSE, TYPES_CLAUSE
 from reference.ops.tensor_conv import (
     MATMUL_ZP_INPUT_CLAUSE,
@@ -38,17 +39,19 @@ from strategies.recipes.tensor_conv import drawable
 # declarations (reference.ops.tensor_conv.zero_point_type_var: its operand's element
 # type); the type of the zero-point tensor itself is its own declaration's (in_t up to
 # TOSA 1.0, 1.1's in_zp_t / A_zp_t).
-ZERO_POINTS: dict[str, tuple[str, ...]] = {
-    "AVG_POOL2D": ("input_zp", "output_zp"),
-    "CONV2D": ("input_zp", "weight_zp"),
-    "CONV3D": ("input_zp", "weight_zp"),
-    "DEPTHWISE_CONV2D": ("input_zp", "weight_zp"),
-    "TRANSPOSE_CONV2D": ("input_zp", "weight_zp"),
-    "MATMUL": ("A_zp", "B_zp"),
-    "MATMUL_T": ("A_zp", "B_zp"),
-}
+ZERO_POINTS: OperatorTable[tuple[str, ...]] = OperatorTable(
+    {
+        "AVG_POOL2D": ("input_zp", "output_zp"),
+        "CONV2D": ("input_zp", "weight_zp"),
+        "CONV3D": ("input_zp", "weight_zp"),
+        "DEPTHWISE_CONV2D": ("input_zp", "weight_zp"),
+        "TRANSPOSE_CONV2D": ("input_zp", "weight_zp"),
+        "MATMUL": ("A_zp", "B_zp"),
+        "MATMUL_T": ("A_zp", "B_zp"),
+    }
+)
 _RETYPES = (dtypes.I8, dtypes.I16, dtypes.I32, dtypes.FP16, dtypes.BF16, dtypes.FP32)
-_MATMULS = ("MATMUL", "MATMUL_T")
+_MATMULS = family(("MATMUL", "MATMUL_T"))
 
 
 def _inputs(rc: RecipeContext) -> bool:

@@ -68,14 +68,12 @@ def _edges(in_t: DType, out_t: DType) -> list[float]:
     if not out_t.is_float:
         lo, hi = out_t.finite_range
         return [hi, hi + 0.5, hi + 1, lo, lo - 0.5, lo - 1, 0.5, -0.5, 1.5, -2.5]
-    assert out_t.normal_max is not None and out_t.normal_min is not None
-    assert out_t.normal_frac is not None
-    top = out_t.normal_max
+    top = out_t.fp.normal_max
     emax = math.floor(math.log2(top))
-    half_ulp = 2.0 ** (emax - out_t.normal_frac - 1)
-    sub = out_t.normal_min * 2.0**-out_t.normal_frac  # the smallest subnormal
-    out = [top, top + half_ulp, top + 2 * half_ulp, out_t.normal_min, sub, sub / 2, sub / 4]
-    out += [out_t.normal_min - sub, out_t.normal_min - sub / 2]
+    half_ulp = 2.0 ** (emax - out_t.fp.normal_frac - 1)
+    sub = out_t.fp.normal_min * 2.0**-out_t.fp.normal_frac  # the smallest subnormal
+    out = [top, top + half_ulp, top + 2 * half_ulp, out_t.fp.normal_min, sub, sub / 2, sub / 4]
+    out += [out_t.fp.normal_min - sub, out_t.fp.normal_min - sub / 2]
     return out + [-v for v in out]
 
 
@@ -97,7 +95,7 @@ def _signed(rng: np.random.Generator, mags: np.ndarray) -> np.ndarray:
 
 
 def _max_of(dt: DType) -> float:
-    return float(dt.normal_max if dt.is_float else dt.max)  # type: ignore[arg-type]
+    return float(dt.fp.normal_max if dt.is_float else dt.max)  # type: ignore[arg-type]
 
 
 def tie_values(rng: np.random.Generator, in_t: DType, out_t: DType, size: int) -> np.ndarray:
@@ -106,7 +104,6 @@ def tie_values(rng: np.random.Generator, in_t: DType, out_t: DType, size: int) -
     side = rng.integers(-1, 2, size)  # -1 below, 0 on the tie, +1 above
     side[:2] = [0, rng.choice([-1, 1])][:size]  # a tie and a near-tie in every tensor
     if out_t.is_int:  # x.5, where the input type holds it
-        assert in_t.normal_frac is not None
         top = min(2.0**in_t.fp.normal_frac, out_t.finite_range[1])
         low = max(-top, out_t.finite_range[0])
         t = np.floor(rng.uniform(low, top - 1, size)) + 0.5
@@ -130,15 +127,12 @@ def _bulk(
     """The values of one of the non-default regimes, in the input's storage type."""
     in_max = _max_of(in_t)
     if regime == "full":  # magnitudes across every binade of the input type
-        assert in_t.normal_min is not None
-        e = rng.uniform(math.log2(in_t.normal_min) - 2, math.log2(in_max), size)
+        e = rng.uniform(math.log2(in_t.fp.normal_min) - 2, math.log2(in_max), size)
         return _in_range(_signed(rng, 2.0**e), in_t)
     if regime == "target":  # around the output type's range: under- and overflow
         if out_t.is_float:
-            assert out_t.normal_min is not None and out_t.normal_max is not None
-            assert out_t.normal_frac is not None
-            lo = math.log2(out_t.normal_min) - out_t.normal_frac - 2
-            hi = min(math.log2(in_max), math.log2(out_t.normal_max) + 1)
+            lo = math.log2(out_t.fp.normal_min) - out_t.fp.normal_frac - 2
+            hi = min(math.log2(in_max), math.log2(out_t.fp.normal_max) + 1)
             return _in_range(_signed(rng, 2.0 ** rng.uniform(lo, hi, size)), in_t)
         top = min(in_max, 1.25 * out_t.finite_range[1])
         return _in_range(_signed(rng, rng.uniform(0, top, size)), in_t)
@@ -238,12 +232,11 @@ def _fold_blocks(x: np.ndarray, in_t: DType) -> np.ndarray:
     """fp64 values in blocks, each block whose largest finite magnitude is outside
     [normal_min, normal_max] of ``in_t`` multiplied by the power of two that brings it
     just inside; then rounded into ``in_t`` (fp64 values of it)."""
-    assert in_t.normal_min is not None and in_t.normal_max is not None
     blocks = mx.block_view(x, mx.BLOCK_SIZE)
     with np.errstate(invalid="ignore"):
         m = np.max(np.where(np.isfinite(blocks), np.abs(blocks), 0.0), axis=-1)
     safe = np.where(m > 0, m, 1.0)
-    lo, hi = float(in_t.normal_min), float(in_t.normal_max)
+    lo, hi = float(in_t.fp.normal_min), float(in_t.fp.normal_max)
     down = np.floor(np.log2(hi / safe))  # m * 2**down <= hi, up to log2's rounding
     down = np.where(np.ldexp(safe, down.astype(np.int64)) > hi, down - 1, down)
     up = np.ceil(np.log2(lo / safe))
@@ -256,8 +249,7 @@ def _fold_blocks(x: np.ndarray, in_t: DType) -> np.ndarray:
 def to_block_input(draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]) -> np.ndarray:
     """The float input of a cast to a block-scaled type, in ``in_t``'s storage."""
     in_t, vt = rc.dtype("in_t"), value_type(rc.dtype("out_t"))
-    assert in_t.normal_max is not None
-    if float(in_t.normal_max) >= 2.0**127:  # fp32, bf16: CAST_TO_BLOCK_SCALED's own types
+    if float(in_t.fp.normal_max) >= 2.0**127:  # fp32, bf16: CAST_TO_BLOCK_SCALED's own types
         return cast_to_values(draw, rc, in_t, vt, shape)
     # Drawn as fp32 (its infinity block a NaN one where in_t has no infinity), then
     # folded into in_t's range block by block.
@@ -268,8 +260,7 @@ def to_block_input(draw: st.DrawFn, rc: RecipeContext, shape: tuple[int, ...]) -
 
 def _exponent_range(dt: DType) -> tuple[int, int]:
     """Binary exponents from the smallest normal of ``dt`` to its largest binade."""
-    assert dt.normal_min is not None and dt.normal_max is not None
-    return math.frexp(float(dt.normal_min))[1] - 1, math.frexp(float(dt.normal_max))[1] - 1
+    return math.frexp(float(dt.fp.normal_min))[1] - 1, math.frexp(float(dt.fp.normal_max))[1] - 1
 
 
 def from_block_input(
@@ -289,10 +280,9 @@ def from_block_input(
     if free == 0 and rc.target != "ties":
         return pair.values, pair.scales
     lo, hi = _exponent_range(out_t)
-    assert out_t.normal_frac is not None
     vt = value_type(in_t)
     top = 1 if vt is dtypes.MXINT8 else _exponent_range(vt)[1]
-    least, most = lo - out_t.normal_frac - top, hi - top
+    least, most = lo - out_t.fp.normal_frac - top, hi - top
     kept = np.isin(codes, [0x00, 0xFE, mx.UE8M0_NAN])
     inside = np.clip(codes - mx.UE8M0_BIAS, least, most) + mx.UE8M0_BIAS
     scales = np.where(kept, codes, inside)

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.builder import GraphBuilder
 from conformance.dtypes import I32_MAX, I32_MIN, DType
+from conformance.operator_table import family
 from reference.arguments import ATTRIBUTES_CLAUSE, TYPES_CLAUSE
 from reference.ops.variable import VAR_TYPES, address_attribute, element_type_variable
 from strategies.case import Case
@@ -41,7 +42,7 @@ from strategies.shapes import Budget, shapes
 
 VAR_NAME = {dt: name for name, dt in VAR_TYPES.items()}
 SMALL = Budget(max_elements=256, max_dim=16)
-OPERATORS = ("VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ")
+OPERATORS = family(("VARIABLE", "VARIABLE_WRITE", "VARIABLE_READ"))
 
 
 @dataclass

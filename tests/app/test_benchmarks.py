@@ -103,7 +103,7 @@ def test_profiles_option(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_run_of_no_vector_ends_with_the_tools_empty_selection_status() -> None:
-    from conformance.cli.run_cmd import NO_VECTORS
+    from conformance.cli.options import NO_VECTORS
 
     assert timing.NO_VECTORS_EXIT == NO_VECTORS
     empty = ["tosa-conformance", "run", "--pack", "P", "--vectors", timing.NO_VECTOR]

@@ -18,7 +18,7 @@ pytest.importorskip("tosa_serializer", reason="Arm's tosa-tools (tosa_serializer
 
 from conformance.arm_suite import datagen
 from conformance.arm_suite.importer import ImportSummary, find_tests, import_arm
-from conformance.backends.arm.elements import from_npy
+from conformance.backends.revision.elements import from_npy
 from conformance.cli.main import main
 from conformance.runner import run_pack
 from conformance.spec import load_revision
@@ -139,7 +139,7 @@ def test_our_reference_passes_every_imported_vector(imported: tuple[Path, Import
 def test_arms_model_agrees_with_our_reference(imported: tuple[Path, ImportSummary]) -> None:
     """The cross-check: Arm's reference model, judged by our reference's expectations on
     Arm's own tests, passes them all; the only vectors it is not judged on are those our
-    revision-conflict table (conformance.backends.arm.conflicts) names."""
+    revision-conflict table (conformance.backends.revision.conflicts) names."""
     pack, _ = imported
     try:
         report = run_pack(pack, "tosa-reference-model", jobs=2)

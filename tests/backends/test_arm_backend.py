@@ -21,9 +21,9 @@ from arm_cases import CASES, F32, I8, I16, I32, S, run, values, vector_of
 
 from conformance import dtypes
 from conformance.backends.arm import ArmBackend
-from conformance.backends.arm.conflicts import find_conflict
-from conformance.backends.arm.elements import from_binding, wrap_to
-from conformance.backends.arm.revisions import DIFFERENCES, operators_named
+from conformance.backends.revision.conflicts import find_conflict
+from conformance.backends.revision.elements import from_binding, wrap_to
+from conformance.backends.revision.revisions import DIFFERENCES, operators_named
 from conformance.builder import GraphBuilder, single_operator_graph
 from conformance.verdicts import PASSED, judge
 

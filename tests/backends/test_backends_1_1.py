@@ -1,6 +1,6 @@
 """The backends on TOSA 1.1 draft vectors: Arm's model runs them natively and skips,
 with a reason naming the operator and types, what tosa-tools 2026.8 does not implement
-(conformance/backends/arm/revisions.py, ``skipped_1_1``); IREE and LiteRT skip the 1.1
+(conformance/backends/revision/revisions.py, ``skipped_1_1``); IREE and LiteRT skip the 1.1
 operators and types they cannot run rather than crash (conformance/backends/iree/
 tosa_1_1.py, conformance/backends/litert ``not_translated_1_1``).  The tests that run
 Arm's model are skipped, with the reason, when tosa-tools is absent."""
@@ -18,11 +18,11 @@ from arm_cases import vector_of
 
 from conformance import dtypes as D
 from conformance.backends.arm import needs_executable
-from conformance.backends.arm.elements import from_npy, returned_by_binding
-from conformance.backends.arm.native import is_native, why_not_run
-from conformance.backends.arm.revisions import IMPLEMENTED_CONVOLUTIONS, _spec_modes
 from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
 from conformance.backends.litert import not_translated_1_1
+from conformance.backends.revision.elements import from_npy, returned_by_binding
+from conformance.backends.revision.native import is_native, why_not_run
+from conformance.backends.revision.revisions import IMPLEMENTED_CONVOLUTIONS, _spec_modes
 from conformance.builder import GraphBuilder, single_operator_graph
 from conformance.graph import Graph
 from conformance.spec import load_revision, spec_in_use

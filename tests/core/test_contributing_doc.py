@@ -106,6 +106,9 @@ def test_every_place_says_what_catches_its_omission() -> None:
         if m.group(1) != "not caught":
             assert TEST_REF.search(caught), f"row {number}: caught by which test?"
         verdicts[m.group(1)].append(number)
+    # The rows the index lists say so in their place column, and the page counts them.
+    indexed = [n for n, place, _w, _c in rows if re.search(r"; index\b", place)]
+    assert f"The index lists {len(indexed)} of the {len(rows)}" in " ".join(TEXT.split())
     # The summary under the table counts the same rows.
     summary = (
         f"In all: {len(rows)} places. {len(verdicts['caught'])} are caught, "
@@ -113,7 +116,7 @@ def test_every_place_says_what_catches_its_omission() -> None:
         f"{len(verdicts['not caught'])} not caught:"
     )
     assert summary in " ".join(TEXT.split()), summary
-    listed = " ".join(TEXT.split()).split(summary, 1)[1].split(". Check", 1)[0]
+    listed = " ".join(TEXT.split()).split(summary, 1)[1].split(". ", 1)[0]
     assert re.findall(r"\b\d+\b", listed) == verdicts["not caught"], listed
 
 

@@ -1,14 +1,17 @@
 """The operator index: every (operator, registry) pair has an entry or a reason, the
 entries point at real definitions, and docs/operators.md is current."""
 
+import importlib
 import json
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from conformance import revisions, sources
+from conformance import operator_table, revisions, sources
 from conformance.cli.main import main
 from conformance.spec import load_revision, load_spec, spec_in_use
 
@@ -99,12 +102,17 @@ def test_locations_point_at_definitions(name: str) -> None:
     for registry, found in ALL[name].items():
         for loc in found:
             text = _definition_line(loc)
-            if loc.what.endswith("_OPERATORS") or loc.what == "OPERATOR_ATTRIBUTES":
-                assert f'"{name}"' in text, f"{registry} {loc}: {text!r}"
-            elif registry == "mutants":  # the registration: @mutant(, mutant( or a helper
+            table = loc.what.partition(":")[0]
+            if registry == "mutants":  # the registration: @mutant(, mutant( or a helper
                 assert re.match(r"@?(mutant|_ftz)\(", text), f"{registry} {loc}: {text!r}"
-            else:
-                assert re.match(r"(@|def |class |table )", text), f"{registry} {loc}: {text!r}"
+            elif registry == "schema":
+                assert text.rstrip(",").split(" ")[0] == name, f"{loc}: {text!r}"
+            elif registry == "errata":
+                assert text == f'id="{loc.what.removeprefix("erratum ")}",', f"{loc}: {text!r}"
+            elif re.match(r"(@|def |class |table )", text):
+                pass  # a function filed under the operator, or a schema table
+            else:  # a table entry: the operator's own string, or the table's assignment
+                assert f'"{name}"' in text or re.match(rf"{table}\b", text), f"{loc}: {text!r}"
 
 
 def test_paths_are_relative_to_the_repository() -> None:
@@ -119,7 +127,7 @@ def test_conv2d_sources_by_hand() -> None:
     assert found["recipe"][0].path == "strategies/recipes/tensor_conv.py"
     assert "DOT_PRODUCT_OPERATORS" in [loc.what for loc in found["compliance"]]
     assert "mutant:conv-dilation-ignored" in [loc.what for loc in found["mutants"]]
-    assert [loc.path for loc in found["arm"]] == ["conformance/backends/arm/operators.py"]
+    assert [loc.path for loc in found["arm"]] == ["conformance/backends/revision/operators.py"]
     assert [loc.what for loc in found["attributes"]] == ["OPERATOR_ATTRIBUTES"]
     clauses = " ".join(loc.what for loc in found["breakers"])
     assert "dilation_y < 1 || dilation_x < 1" in clauses
@@ -136,6 +144,111 @@ def test_derived_exemptions() -> None:
     assert sources.exemption("mutants", SPEC.operator("ADD_SHAPE")) is None  # it has some now
     assert sources.exemption("mutants", SPEC.operator("ADD")) is None  # ADD has mutants
     assert sources.exemption("semantics", SPEC.operator("ADD")) is None
+
+
+def _operator_names() -> set[str]:
+    return {n for r in revisions.REVISIONS for n in load_revision(r).operators}
+
+
+def unindexed_tables(modules: Iterable[ModuleType], names: set[str]) -> list[str]:
+    """Module-level dicts, tuples, lists and sets whose keys or members are mostly
+    operator names, and which are no OperatorTable or family: the index misses them.
+
+    A table imported from another module is the same object, and indexed there; but
+    Python shares equal constant tuples within a module, so a plain tuple written in
+    the module that made a family of the same names is still caught by its name."""
+    made_in: dict[int, set[str]] = {}
+    for entry in operator_table.INDEX:
+        made_in.setdefault(id(entry.table), set()).add(entry.module)
+    sources.load_project()
+    named = {(e.module, sources.table_name(e)[0]) for e in operator_table.INDEX}
+    found: dict[tuple[int, str], str] = {}
+    for module in modules:
+        for attr, value in vars(module).items():
+            if not isinstance(value, dict | tuple | list | set | frozenset) or not value:
+                continue
+            home = made_in.get(id(value), set())
+            if home and (module.__name__ not in home or (module.__name__, attr) in named):
+                continue  # indexed where it was made (and imported here, if this is not it)
+            strings = all(isinstance(k, str) for k in value)
+            if strings and 2 * sum(k in names for k in value) >= len(value):
+                found.setdefault((id(value), attr), f"{module.__name__}.{attr}")
+    return sorted(found.values())
+
+
+def test_operator_tables_are_indexed() -> None:
+    # Every module-level table of operator names is an OperatorTable or a family, so that
+    # `spec op NAME --sources` lists it (conformance/operator_table.py).
+    modules = sources.load_project()
+    assert len(modules) > 300
+    missing = unindexed_tables(modules, _operator_names())
+    assert missing == [], f"wrap these in OperatorTable(...) or family(...): {missing}"
+
+
+def test_a_new_table_without_the_index_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A module a newcomer adds: a plain dict keyed by operators is caught, the same table
+    # made an OperatorTable, a family, and a dict of other names are not.
+    (tmp_path / "newcomer_tables.py").write_text(
+        "from conformance.operator_table import OperatorTable, family\n"
+        "PLAIN = {'ERF': 1, 'TANH': 2}\n"
+        "PLAIN_FAMILY = ('ERF', 'TANH')\n"
+        "TABLE = OperatorTable({'ERF': 1, 'TANH': 2})\n"
+        "FAMILY = family(('ERF', 'TANH'))\n"
+        "OTHER = {'input': 1, 'weight': 2}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("newcomer_tables")
+    try:
+        found = unindexed_tables([module], _operator_names())
+        assert found == ["newcomer_tables.PLAIN", "newcomer_tables.PLAIN_FAMILY"]
+        entry = next(e for e in operator_table.INDEX if e.table is module.TABLE)
+        assert sources.table_name(entry) == ("TABLE", 4)
+    finally:
+        del sys.modules["newcomer_tables"]
+        operator_table.INDEX[:] = [e for e in operator_table.INDEX if e.module != "newcomer_tables"]
+
+
+def test_every_indexed_table_is_listed_where_it_names_the_operator() -> None:
+    # What the index walks is what `--sources` prints: each table that names an operator
+    # appears in that operator's listing, under its own name.
+    by_name: dict[str, set[str]] = {
+        name: {loc.what.partition(":")[0] for found in ALL[name].values() for loc in found}
+        for name in ALL
+    }
+    own = sources._OWN_FINDER
+    checked = 0
+    for table in sources.tables():
+        if (table.module, table.name) in own:
+            continue
+        for name in set(table.members) & set(ALL):
+            assert table.name in by_name[name], f"{name}: {table.module}.{table.name} unlisted"
+            checked += 1
+    assert checked > 500
+
+
+def test_registering_an_operator_twice_is_refused() -> None:
+    table: operator_table.OperatorTable[object] = operator_table.OperatorTable()
+    try:
+        assert operator_table.INDEX[-1].table is table  # it recorded itself
+        table.register("ERF")(len)
+        with pytest.raises(RuntimeError, match="operator ERF is registered twice"):
+            table.register("TANH", "ERF")(len)
+        assert table == {"ERF": len, "TANH": len}  # TANH was filed before ERF was refused
+    finally:
+        operator_table.INDEX[:] = [e for e in operator_table.INDEX if e.table is not table]
+
+
+def test_conv2d_tables_by_hand() -> None:
+    # The places a newcomer adding a convolution meets besides the registries.
+    found = {loc.what for loc in ALL["CONV2D"]["tables"]}
+    assert {"DATA_SETS: _conv2d", "CONVS", "ZERO_POINTS", "IMPLEMENTED_CONVOLUTIONS"} <= found
+    assert "TRANSLATORS: _conv" in found  # LiteRT's
+    assert [loc.what for loc in ALL["CONV2D"]["schema"]] == ["enum Op"]
+    assert [loc.what for loc in ALL["TRANSPOSE_CONV2D"]["errata"]][:1] == [
+        "erratum undeclared-acc_t"
+    ]
 
 
 def test_unknown_table_is_a_lookup_error() -> None:

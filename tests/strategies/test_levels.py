@@ -20,7 +20,7 @@ from conformance import dtypes
 from conformance.errata import IMPLICIT_LEVEL_LIMITS
 from conformance.graph import Operator
 from conformance.revisions import REVISIONS
-from conformance.spec import load_revision, load_spec
+from conformance.spec import load_revision, load_spec, spec_in_use
 from reference.engine import evaluate
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.level_limits import (
@@ -451,3 +451,24 @@ def test_window_axis_meets_the_output_size_formulas(
         assert reached == v
     if variant == "stride":
         assert o >= 2  # a stride only shows between two outputs
+
+
+@settings(max_examples=2, phases=DRAW_ONLY)
+@given(st.data())
+def test_block_scaled_conv2d_pad_at_8192_binds_the_block_size(data: st.DataObject) -> None:
+    # TOSA 1.1: the scale shapes divide by the block_size attribute ([N,IH,IW,IC/block_size]),
+    # whose value is an enumeration name; BLOCK_SIZE_32 stands for 32, so an IC of 32
+    # has scales of one block.
+    spec = load_revision("1.1-draft")
+    level = spec.level("8K")
+    mode = spec.operator("CONV2D_BLOCK_SCALED").modes[0].mode
+    with spec_in_use(spec):
+        strategy = level_cases(spec, "CONV2D_BLOCK_SCALED", mode, level, limit="MAX_KERNEL:pad")
+        case = data.draw(strategy, label="CONV2D_BLOCK_SCALED pad at 8192")
+        assert is_level_case(case, spec, level, above=False, limit="MAX_KERNEL:pad")
+    assert _op(case).attributes["block_size"] == "BLOCK_SIZE_32"
+    # pad is a shape input in 1.1: a constant tensor of the graph
+    pad = case.graph.main.tensors["pad"].data
+    assert pad is not None and max(pad) == 8192
+    ic = case.graph.main.tensors["input_data"].shape[-1]
+    assert case.graph.main.tensors["input_scale"].shape[-1] == ic // 32

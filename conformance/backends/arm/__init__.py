@@ -1,12 +1,14 @@
 """The ``tosa-reference-model`` backend: Arm's C++ reference model from ``tosa-tools``.
 
-A TOSA 1.0 or 1.1 draft vector runs as it is (:mod:`.native`; what the 2026.8 model
-lacks of the 1.1 draft is skipped, :func:`.revisions.skipped_1_1`). A vector of the
-2024 draft follows an
-earlier revision than the one tosa-tools implements, so its graph is translated
-(:mod:`.translate`, :mod:`.operators`; the differences are the table in :mod:`.revisions`
-and docs/arm-reference-model.md), vectors the later revision judges differently are
-skipped (:mod:`.conflicts`), and the rest run in process, or with the
+A TOSA 1.0 or 1.1 draft vector runs as it is (:mod:`..revision.native`; what the 2026.8
+model lacks of the 1.1 draft is skipped, :func:`..revision.revisions.skipped_1_1`). A
+vector of the 2024 draft follows an earlier revision than the one tosa-tools
+implements, so its graph is translated (:mod:`..revision.translate`,
+:mod:`..revision.operators`; the differences are the table in
+:mod:`..revision.revisions` and docs/arm-reference-model.md), vectors the later revision
+judges differently are skipped (:mod:`..revision.conflicts`): the translation lives in
+``conformance/backends/revision/``, shared with every backend that takes a TOSA
+flatbuffer (iree, vulkan).  The rest run in process, or with the
 ``tosa_reference_model`` executable where the binding cannot cope
 (:func:`needs_executable`, :mod:`.run`).
 
@@ -20,10 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance import dtypes
-from conformance.backends.arm.conflicts import find_conflict
-from conformance.backends.arm.elements import crosses_binding, returned_by_binding
-from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.native import is_native, native, why_not_run
 from conformance.backends.arm.run import (
     ModelRun,
     find_executable,
@@ -31,15 +29,20 @@ from conformance.backends.arm.run import (
     run_cli,
     run_in_process,
 )
-from conformance.backends.arm.translate import (
+from conformance.backends.base import BackendError, BackendResult
+from conformance.backends.revision.conflicts import find_conflict
+from conformance.backends.revision.elements import crosses_binding, returned_by_binding
+from conformance.backends.revision.emitter import Untranslatable
+from conformance.backends.revision.native import is_native, native, why_not_run
+from conformance.backends.revision.translate import (
     ArmGraph,
     load_serializer,
     translate,
     why_untranslatable,
 )
-from conformance.backends.base import BackendError, BackendResult
 from conformance.block_tensor import arrays
 from conformance.graph import Graph
+from conformance.operator_table import family
 from conformance.spec import load_spec
 from vectors.pack_model import LoadedVector
 
@@ -161,7 +164,7 @@ def needs_executable(graph: Graph) -> bool:
     return len(ops) > 1 or "FULLY_CONNECTED" in ops
 
 
-_CONSTS = ("CONST", "CONST_SHAPE")
+_CONSTS = family(("CONST", "CONST_SHAPE"))
 
 
 def _as_backend_result(result: ModelRun) -> BackendResult:

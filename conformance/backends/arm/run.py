@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from conformance.backends.arm.elements import binding_input, from_binding, from_npy
-from conformance.backends.arm.translate import ArmGraph
+from conformance.backends.revision.elements import binding_input, from_binding, from_npy
+from conformance.backends.revision.translate import ArmGraph
 from conformance.block_tensor import (
     BlockScaled,
     TensorValue,

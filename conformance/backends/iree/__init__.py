@@ -24,9 +24,6 @@ import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.backends.arm.native import is_native
-from conformance.backends.arm.revisions import SKIPPED_OPERATORS
-from conformance.backends.arm.translate import ArmGraph, why_untranslatable
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.iree.compiler import CompilerClient
 from conformance.backends.iree.elements import embedded, from_runtime
@@ -36,8 +33,13 @@ from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import RUNTIME, Rejection
 from conformance.backends.iree.tosa_1_1 import not_lowered_1_1
 from conformance.backends.revision.flatbuffer import later_graph
+from conformance.backends.revision.native import is_native
+from conformance.backends.revision.revisions import SKIPPED_OPERATORS
+from conformance.backends.revision.translate import ArmGraph, why_untranslatable
 from conformance.dtypes import SHAPE
+from conformance.operator_table import OperatorTable
 from conformance.spec import load_spec
+from reference.ops.custom import UNTESTABLE
 from vectors.pack_model import LoadedVector
 
 __all__ = ["BATCH_SIZE", "IreeBackend", "unavailable"]
@@ -56,9 +58,7 @@ REQUIRED = (
 
 # Why operators the Arm translation leaves out are skipped here (its reasons speak of
 # Arm's model).
-_NOT_TRANSLATED = {
-    "CUSTOM": "CUSTOM operators are implementation-defined: IREE has no implementation of ours",
-}
+_NOT_TRANSLATED: OperatorTable[str] = OperatorTable({"CUSTOM": UNTESTABLE})
 _VARIABLES = (
     "{op}: the translation to the later revision writes no variable operators (Arm's "
     "model cannot run them, so the Arm backend never needed them)"
@@ -92,7 +92,7 @@ class IreeBackend:
         reason = unavailable()
         if reason:
             raise BackendError(f"the iree backend is unavailable: {reason}")
-        from conformance.backends.arm.translate import load_serializer
+        from conformance.backends.revision.translate import load_serializer
 
         self.ts = load_serializer()
         self.tosa_opt = find_tosa_opt() or "tosa-opt"

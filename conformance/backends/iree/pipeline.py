@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from conformance.backends.arm.translate import ArmGraph
 from conformance.backends.iree.compiler import Answer, CompilerClient
 from conformance.backends.iree.elements import embedded as is_embedded
 from conformance.backends.iree.mlir import (
@@ -45,6 +44,7 @@ from conformance.backends.iree.mlir import (
 )
 from conformance.backends.iree.runtime import Runtime
 from conformance.backends.iree.stages import LOWERING, RUNTIME, VERIFY, Rejection
+from conformance.backends.revision.translate import ArmGraph
 from conformance.graph import Tensor
 from vectors.pack_model import LoadedVector
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import functools
 
 from conformance.graph import Graph
+from conformance.operator_table import family
 
 __all__ = ["NOT_LOWERED", "UNSIZED_TYPES", "not_lowered_1_1"]
 
 # Operators of the 1.1 draft IREE 3.13 does not lower, besides the block-scaled ones.
-NOT_LOWERED = frozenset({"MATMUL_T", "ASSERT_EQUAL_SHAPE"})
+NOT_LOWERED = family(frozenset({"MATMUL_T", "ASSERT_EQUAL_SHAPE"}))
 
 # Element types IREE 3.13 cannot hold, with what it says.
 UNSIZED_TYPES: dict[str, str] = {

@@ -3,8 +3,8 @@ LiteRT interpreter on CPU (the ``litert`` extra, ai-edge-litert).
 
 LiteRT's CPU kernels are in practice the reference implementation of NNAPI's
 operation semantics, so this backend runs what the built-in ``nnapi`` capability
-manifest claims; run it with ``--capabilities nnapi``.  docs/litert.md triages every
-vector it fails.
+manifest claims, and names it (``LiteRTBackend.capabilities``): run it with
+``--capabilities nnapi``.  docs/litert.md triages every vector it fails.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from conformance import dtypes
-from conformance.backends.arm.native import is_native
 from conformance.backends.base import BackendError, BackendResult
+from conformance.backends.revision.native import is_native
 from conformance.backends.revision.parameters import parameters_as_attributes
 from conformance.block_tensor import arrays
 from conformance.revisions import DRAFT_2024
@@ -65,6 +65,7 @@ def unavailable() -> str | None:
 
 class LiteRTBackend:
     name = "litert"
+    capabilities = "nnapi"  # the manifest its translators follow (docs/litert.md)
 
     def __init__(self, argument: str | None = None) -> None:
         if argument:

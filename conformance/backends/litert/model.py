@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from conformance.graph import Block, Operator
+from conformance.operator_table import OperatorTable
 
 
 class Unsupported(Exception):
@@ -157,44 +158,41 @@ class _Builder:
 
 
 Translator = Callable[[_Builder, Operator], None]
-TRANSLATORS: dict[str, Translator] = {}
+TRANSLATORS: OperatorTable[Translator] = OperatorTable()
 
 
-def _register(*names: str) -> Callable[[Translator], Translator]:
-    def add(fn: Translator) -> Translator:
-        for n in names:
-            TRANSLATORS[n] = fn
-        return fn
-
-    return add
+# Files a translator under each operator it serves (an operator is filed once).
+_register = TRANSLATORS.register
 
 
 # TOSA operator -> TFLite builtin, for operators that take their inputs as they are.
-SAME_OPERANDS: dict[str, str] = {
-    "ADD": "ADD",
-    "SUB": "SUB",
-    "MAXIMUM": "MAXIMUM",
-    "MINIMUM": "MINIMUM",
-    "POW": "POW",
-    "EQUAL": "EQUAL",
-    "GREATER": "GREATER",
-    "GREATER_EQUAL": "GREATER_EQUAL",
-    "LOGICAL_AND": "LOGICAL_AND",
-    "LOGICAL_OR": "LOGICAL_OR",
-    "ABS": "ABS",
-    "EXP": "EXP",
-    "LOG": "LOG",
-    "NEGATE": "NEG",
-    "RSQRT": "RSQRT",
-    "SIN": "SIN",
-    "FLOOR": "FLOOR",
-    "SIGMOID": "LOGISTIC",
-    "TANH": "TANH",
-    "LOGICAL_NOT": "LOGICAL_NOT",
-    "SELECT": "SELECT_V2",
-    "CAST": "CAST",
-    "MATMUL": "BATCH_MATMUL",
-}
+SAME_OPERANDS: OperatorTable[str] = OperatorTable(
+    {
+        "ADD": "ADD",
+        "SUB": "SUB",
+        "MAXIMUM": "MAXIMUM",
+        "MINIMUM": "MINIMUM",
+        "POW": "POW",
+        "EQUAL": "EQUAL",
+        "GREATER": "GREATER",
+        "GREATER_EQUAL": "GREATER_EQUAL",
+        "LOGICAL_AND": "LOGICAL_AND",
+        "LOGICAL_OR": "LOGICAL_OR",
+        "ABS": "ABS",
+        "EXP": "EXP",
+        "LOG": "LOG",
+        "NEGATE": "NEG",
+        "RSQRT": "RSQRT",
+        "SIN": "SIN",
+        "FLOOR": "FLOOR",
+        "SIGMOID": "LOGISTIC",
+        "TANH": "TANH",
+        "LOGICAL_NOT": "LOGICAL_NOT",
+        "SELECT": "SELECT_V2",
+        "CAST": "CAST",
+        "MATMUL": "BATCH_MATMUL",
+    }
+)
 
 
 def _plain(b: _Builder, op: Operator) -> None:
@@ -268,14 +266,16 @@ def _tile(b: _Builder, op: Operator) -> None:
     b.op("TILE", [b.tensor(op.inputs[0]), multiples], [b.tensor(op.outputs[0])])
 
 
-REDUCERS = {
-    "REDUCE_MAX": "REDUCE_MAX",
-    "REDUCE_MIN": "REDUCE_MIN",
-    "REDUCE_SUM": "SUM",
-    "REDUCE_PRODUCT": "REDUCE_PROD",
-    "REDUCE_ANY": "REDUCE_ANY",
-    "REDUCE_ALL": "REDUCE_ALL",
-}
+REDUCERS = OperatorTable(
+    {
+        "REDUCE_MAX": "REDUCE_MAX",
+        "REDUCE_MIN": "REDUCE_MIN",
+        "REDUCE_SUM": "SUM",
+        "REDUCE_PRODUCT": "REDUCE_PROD",
+        "REDUCE_ANY": "REDUCE_ANY",
+        "REDUCE_ALL": "REDUCE_ALL",
+    }
+)
 
 
 @_register(*REDUCERS)
@@ -397,7 +397,7 @@ def _pool(b: _Builder, op: Operator) -> None:
     b.op(code, [x], [b.tensor(op.outputs[0])], opts)
 
 
-CONSTANT_INPUTS = {"CONV2D": (1, 2), "DEPTHWISE_CONV2D": (1, 2)}  # weights and bias
+CONSTANT_INPUTS = OperatorTable({"CONV2D": (1, 2), "DEPTHWISE_CONV2D": (1, 2)})  # weights and bias
 
 
 def build(block: Block, inputs: dict[str, np.ndarray]) -> tuple[Model, dict[str, np.ndarray]]:

@@ -14,6 +14,7 @@ from conformance.dtypes import DType
 from reference import arithmetic as ar
 from reference.context import OpContext
 from reference.engine import to_storage
+from reference.ops.activation import CLAMP_BOUNDS_CLAUSE
 from reference.registry import OpFunction
 
 
@@ -37,7 +38,7 @@ def _clamp_nan_to_min(original: OpFunction, ctx: OpContext) -> Result:
 @mutant(
     "clamp-accepts-inverted-bounds",
     ["CLAMP"],
-    "max_val < min_val",
+    CLAMP_BOUNDS_CLAUSE,
     "missing ERROR_IF(max_val < min_val): the graph runs and every element becomes max_val",
     "CLAMP error vectors breaking 'max_val < min_val'",
     effect="accepts invalid graph",

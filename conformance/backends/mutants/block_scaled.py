@@ -104,8 +104,7 @@ def _nan_scale_as_exponent(original: OpFunction, ctx: OpContext) -> Result:
 
 def _subnormals_flushed(v: np.ndarray, dt: DType) -> np.ndarray:
     values = mx.decode(v, dt)
-    assert dt.normal_min is not None
-    return np.where(np.abs(values) < dt.normal_min, np.copysign(0.0, values), values)
+    return np.where(np.abs(values) < dt.fp.normal_min, np.copysign(0.0, values), values)
 
 
 @mutant(

@@ -56,10 +56,9 @@ def _fp8_denormals_flushed(original: OpFunction, ctx: OpContext) -> Result:
             dt = ctx.block.tensors[n].dtype
             if dt not in FP8:
                 continue
-            assert dt.normal_min is not None
             v = np.asarray(ctx.values[n])
             f = v.astype(np.float64)
-            sub = (f != 0) & (np.abs(f) < dt.normal_min)
+            sub = (f != 0) & (np.abs(f) < dt.fp.normal_min)
             if sub.any():
                 changes[n] = np.where(sub, np.copysign(0.0, f), f).astype(v.dtype)
     return original(with_values(ctx, changes) if changes else ctx)

@@ -16,6 +16,7 @@ from conformance.backends.mutants.tools import output_of as _out
 from conformance.dtypes import I8, I64
 from reference import arithmetic as ar
 from reference.context import OpContext
+from reference.ops.elementwise_unary import INPUT1_ZP_CLAUSE, OUTPUT_ZP_CLAUSE
 from reference.registry import OpFunction
 
 
@@ -33,10 +34,7 @@ def _negate_zero(original: OpFunction, ctx: OpContext) -> Result:
     return {"output": 0.0 - ctx.arg("input1").astype(np.float64)}
 
 
-_NEGATE_ZP_CLAUSES = (
-    "in_out_t != i8_t && input1_zp != 0",
-    "in_out_t != i8_t && output_zp != 0",
-)
+_NEGATE_ZP_CLAUSES = (INPUT1_ZP_CLAUSE, OUTPUT_ZP_CLAUSE)
 
 
 @mutant(

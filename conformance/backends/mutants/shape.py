@@ -12,12 +12,13 @@ import numpy as np
 
 from conformance.backends.mutants import Result, mutant, with_inputs
 from conformance.backends.mutants.tools import output_of
+from conformance.operator_table import family
 from reference import arithmetic as ar
 from reference.context import OpContext
 from reference.ops.shape import tensor_size_range
 from reference.registry import OpFunction
 
-_ARITHMETIC = ("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE")
+_ARITHMETIC = family(("ADD_SHAPE", "SUB_SHAPE", "MUL_SHAPE", "DIV_SHAPE"))
 
 
 @mutant(

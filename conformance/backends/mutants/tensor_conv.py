@@ -32,6 +32,7 @@ from conformance.backends.mutants.tools import (
 from conformance.backends.mutants.tools import output_of as _out
 from conformance.block_tensor import BlockScaled, TensorValue, scale_type
 from conformance.dtypes import FP32, I8, I48, DType
+from conformance.operator_table import OperatorTable, family
 from conformance.spec import Spec
 from reference import arithmetic as ar
 from reference import mx
@@ -170,13 +171,12 @@ def _local_bound_ignored(original: OpFunction, ctx: OpContext) -> Result:
     out_t = ctx.dtype("out_t")
     if not out_t.is_float:
         return original(ctx)
-    assert out_t.normal_frac is not None
     x = ctx.arg("input").astype(np.float64)
     finite = np.isfinite(x)
     top = float(np.max(np.abs(x[finite]), initial=0.0))
     if top == 0.0:
         return original(ctx)
-    step = top * 2.0 ** -(out_t.normal_frac + 3)
+    step = top * 2.0 ** -(out_t.fp.normal_frac + 3)
     # fp64 values in the context: the operator reads its inputs through as_float.
     return original(with_inputs(ctx, input=np.where(finite, np.rint(x / step) * step, x)))
 
@@ -292,7 +292,7 @@ def _strides_swapped(axes: list[Any]) -> list[Any]:
     return axes
 
 
-_CONV_FORWARD = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")
+_CONV_FORWARD = family(("CONV2D", "CONV3D", "DEPTHWISE_CONV2D"))
 
 
 mutant(
@@ -399,7 +399,9 @@ def _matmul_b_batch0(original: OpFunction, ctx: OpContext) -> Result:
     return original(with_inputs(ctx, B=np.ascontiguousarray(np.broadcast_to(b[:1], b.shape))))
 
 
-_FORWARD_WEIGHT_SUM_AXES = {"CONV2D": (1, 2, 3), "CONV3D": (1, 2, 3, 4), "DEPTHWISE_CONV2D": (0, 1)}
+_FORWARD_WEIGHT_SUM_AXES = OperatorTable(
+    {"CONV2D": (1, 2, 3), "CONV3D": (1, 2, 3, 4), "DEPTHWISE_CONV2D": (0, 1)}
+)
 
 
 @mutant(
@@ -547,7 +549,7 @@ def _zp_cross_term_dropped(original: OpFunction, ctx: OpContext) -> Result:
     return {"output": ar.wrap(out, 32)}
 
 
-_MATMULS = ("MATMUL", "MATMUL_T")
+_MATMULS = family(("MATMUL", "MATMUL_T"))
 
 
 @mutant(
@@ -573,13 +575,15 @@ def _transpose_b_inverted(original: OpFunction, ctx: OpContext) -> Result:
 
 # The operators with TOSA 1.1 mixed-precision modes (the data operand's type and the
 # weight's differ): data argument and weight argument.
-_MIXED = {
-    "CONV2D": ("input", "weight"),
-    "CONV3D": ("input", "weight"),
-    "TRANSPOSE_CONV2D": ("input", "weight"),
-    "MATMUL": ("A", "B"),
-    "MATMUL_T": ("A", "B"),
-}
+_MIXED = OperatorTable(
+    {
+        "CONV2D": ("input", "weight"),
+        "CONV3D": ("input", "weight"),
+        "TRANSPOSE_CONV2D": ("input", "weight"),
+        "MATMUL": ("A", "B"),
+        "MATMUL_T": ("A", "B"),
+    }
+)
 
 
 @mutant(
@@ -610,7 +614,7 @@ def _mixed_data_in_weight_type(original: OpFunction, ctx: OpContext) -> Result:
 
 # -- TOSA 1.1's block-scaled operands (bs32_fp8ue8m0_*_t) ---------------------------------
 
-BLOCK_SCALED_OPS = ("CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T")
+BLOCK_SCALED_OPS = family(("CONV2D", "CONV3D", "TRANSPOSE_CONV2D", "MATMUL_T"))
 _READ_RULE = (
     "tensor_read.tosac, tensor_read<in_t, out_t>: value = static_cast<out_t>(value) and "
     "scale = static_cast<out_t>(scale at index[last] / block_size), then "

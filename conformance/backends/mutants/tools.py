@@ -15,6 +15,7 @@ import numpy as np
 
 from conformance.backends.mutants import Result
 from conformance.dtypes import FP8E4M3, FP8E5M2, I32_MAX, I32_MIN, DType
+from conformance.operator_table import family
 from conformance.spec import Spec
 from reference import arithmetic as ar
 from reference.broadcast import apply_broadcast
@@ -40,9 +41,9 @@ __all__ = [
     "round_mantissa",
 ]
 
-CONV_OPS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D")
-WEIGHTED_OPS = (*CONV_OPS, "FULLY_CONNECTED")
-DOT_OPS = (*WEIGHTED_OPS, "MATMUL")
+CONV_OPS = family(("CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"))
+WEIGHTED_OPS = family((*CONV_OPS, "FULLY_CONNECTED"))
+DOT_OPS = family((*WEIGHTED_OPS, "MATMUL"))
 FP8 = (FP8E4M3, FP8E5M2)
 
 
@@ -111,10 +112,9 @@ def ignoring_requires(ctx: OpContext) -> OpContext:
 
 def _ulp(y: np.ndarray, dt: DType) -> np.ndarray:
     """One ulp of ``dt`` in the binade of ``y`` (never below that of normal_min)."""
-    assert dt.normal_min is not None and dt.normal_frac is not None
     _, e = np.frexp(y)  # |y| = m * 2**e with 0.5 <= m < 1
-    e_min = int(np.log2(dt.normal_min))
-    return np.ldexp(1.0, np.maximum(e.astype(np.int64) - 1, e_min) - dt.normal_frac)
+    e_min = int(np.log2(dt.fp.normal_min))
+    return np.ldexp(1.0, np.maximum(e.astype(np.int64) - 1, e_min) - dt.fp.normal_frac)
 
 
 def add_ulps(y: np.ndarray, dt: DType, n: float) -> np.ndarray:

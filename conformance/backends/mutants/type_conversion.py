@@ -76,8 +76,7 @@ def _cast_bf16_truncates(original: OpFunction, ctx: OpContext) -> Result:
     result = original(ctx)
     if ctx.dtype("out_t") is not BF16:
         return result
-    assert BF16.normal_frac is not None
-    return {"output": round_mantissa(_out(result), BF16.normal_frac, np.trunc)}
+    return {"output": round_mantissa(_out(result), BF16.fp.normal_frac, np.trunc)}
 
 
 @mutant(

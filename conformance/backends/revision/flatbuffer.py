@@ -1,9 +1,9 @@
 """A vector's graph as a flatbuffer of the revision that Arm's tools and MLIR speak.
 
-A TOSA 1.0 or 1.1 vector's graph is written as it is (:func:`~..arm.native.native`); a
-2024 draft vector's goes through the Arm translation (:func:`~..arm.translate.translate`),
+A TOSA 1.0 or 1.1 vector's graph is written as it is (:func:`~.native.native`); a
+2024 draft vector's goes through the Arm translation (:func:`~.translate.translate`),
 and a draft vector that means something else in the later revision is named by its
-conflict (:func:`~..arm.conflicts.find_conflict`).  Backends that take a TOSA
+conflict (:func:`~.conflicts.find_conflict`).  Backends that take a TOSA
 flatbuffer (``iree``, ``vulkan``) share this step, so that they skip the same vectors
 for the same reasons.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from conformance.backends.arm.conflicts import find_conflict
-from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.native import is_native, native
-from conformance.backends.arm.translate import ArmGraph, translate
+from conformance.backends.revision.conflicts import find_conflict
+from conformance.backends.revision.emitter import Untranslatable
+from conformance.backends.revision.native import is_native, native
+from conformance.backends.revision.translate import ArmGraph, translate
 from conformance.block_tensor import arrays
 from conformance.dtypes import DType
 from vectors.pack_model import LoadedVector

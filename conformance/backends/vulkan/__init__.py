@@ -34,11 +34,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from conformance.backends.arm.native import is_native
-from conformance.backends.arm.revisions import SKIPPED_OPERATORS
-from conformance.backends.arm.translate import ArmGraph, load_serializer, why_untranslatable
 from conformance.backends.base import BackendError, BackendResult
 from conformance.backends.revision.flatbuffer import later_graph
+from conformance.backends.revision.native import is_native
+from conformance.backends.revision.revisions import SKIPPED_OPERATORS
+from conformance.backends.revision.translate import ArmGraph, load_serializer, why_untranslatable
 from conformance.backends.vulkan import environment
 from conformance.backends.vulkan.environment import Device, find_device
 from conformance.backends.vulkan.formats import element, format_of

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from conformance.backends.arm.emitter import Untranslatable
-from conformance.backends.arm.revisions import SKIPPED_OPERATORS, skipped_1_1
-from conformance.backends.arm.translate import ArmGraph
+from conformance.backends.revision.emitter import Untranslatable
+from conformance.backends.revision.revisions import SKIPPED_OPERATORS, skipped_1_1
+from conformance.backends.revision.translate import ArmGraph
 from conformance.block_tensor import BlockScaled, TensorValue, arrays
 from conformance.dtypes import DType
 from conformance.graph import Graph

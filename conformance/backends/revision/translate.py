@@ -3,7 +3,7 @@
 The graph is rebuilt with Arm's own serializer (``tosa_serializer``, the compiled one
 Arm's test generator uses), by enumeration *names*, so the renumbered Op / DType /
 Attribute enumerations of the later schema never have to be known here.  Operator
-translation is in :mod:`conformance.backends.arm.operators`.
+translation is in :mod:`conformance.backends.revision.operators`.
 
 Layout: the entry block becomes region ``main`` / block ``main``; every other block
 (COND_IF / WHILE_LOOP bodies) becomes a region of its own holding one block of the same
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from conformance.backends.arm.emitter import BlockEmitter, Untranslatable
-from conformance.backends.arm.operators import TRANSLATORS, convert_values, tensor_overrides
-from conformance.backends.arm.revisions import SKIPPED_OPERATORS
+from conformance.backends.revision.emitter import BlockEmitter, Untranslatable
+from conformance.backends.revision.operators import TRANSLATORS, convert_values, tensor_overrides
+from conformance.backends.revision.revisions import SKIPPED_OPERATORS
 from conformance.dtypes import DType
 from conformance.graph import Block, Graph, Tensor
 

@@ -4,7 +4,7 @@ Each translator gets the block emitter and our :class:`~conformance.graph.Operat
 (attributes keyed by tosa.xml argument names) and adds what the later revision needs:
 zero points and pad values as constant input tensors, ``nan_mode``, ``rounding_mode``,
 shape constants for the FULLY_CONNECTED rewrite.  The revision differences they
-implement are listed, with reasons, in :mod:`conformance.backends.arm.revisions`.
+implement are listed, with reasons, in :mod:`conformance.backends.revision.revisions`.
 """
 
 from __future__ import annotations
@@ -16,34 +16,34 @@ from typing import Any
 import numpy as np
 
 from conformance import dtypes
-from conformance.backends.arm.elements import storage, value_bytes, wrap_to
-from conformance.backends.arm.emitter import BlockEmitter, Untranslatable
+from conformance.backends.revision.elements import storage, value_bytes, wrap_to
+from conformance.backends.revision.emitter import BlockEmitter, Untranslatable
 from conformance.dtypes import DType
 from conformance.graph import Block, Operator, Tensor
+from conformance.operator_table import OperatorTable, family
 
 Translator = Callable[[BlockEmitter, Operator], None]
-TRANSLATORS: dict[str, Translator] = {}
+TRANSLATORS: OperatorTable[Translator] = OperatorTable()
 
 # Operators whose inputs, outputs and (absent) attributes are the same in both revisions.
-_PLAIN = (  # noqa: SIM905 - a word list reads better than 44 one-name lines
-    "ERF SIGMOID TANH ADD SUB BITWISE_AND BITWISE_OR BITWISE_XOR INTDIV LOGICAL_AND "
-    "LOGICAL_LEFT_SHIFT LOGICAL_RIGHT_SHIFT LOGICAL_OR LOGICAL_XOR POW TABLE ABS "
-    "BITWISE_NOT CEIL CLZ COS EXP FLOOR LOG LOGICAL_NOT RECIPROCAL RSQRT SIN SELECT EQUAL "
-    "GREATER GREATER_EQUAL RESHAPE SLICE TILE GATHER SCATTER CAST IDENTITY ADD_SHAPE "
-    "SUB_SHAPE MUL_SHAPE CONCAT_SHAPE"
-).split()
-_AXIS_ONLY = ("REDUCE_ALL", "REDUCE_ANY", "REDUCE_PRODUCT", "REDUCE_SUM", "CONCAT", "REVERSE")
-_AXIS_NAN = ("ARGMAX", "REDUCE_MAX", "REDUCE_MIN")
-_CONVS = ("CONV2D", "CONV3D", "DEPTHWISE_CONV2D")
+_PLAIN = family(
+    (  # noqa: SIM905 - a word list reads better than 44 one-name lines
+        "ERF SIGMOID TANH ADD SUB BITWISE_AND BITWISE_OR BITWISE_XOR INTDIV LOGICAL_AND "
+        "LOGICAL_LEFT_SHIFT LOGICAL_RIGHT_SHIFT LOGICAL_OR LOGICAL_XOR POW TABLE ABS "
+        "BITWISE_NOT CEIL CLZ COS EXP FLOOR LOG LOGICAL_NOT RECIPROCAL RSQRT SIN SELECT EQUAL "
+        "GREATER GREATER_EQUAL RESHAPE SLICE TILE GATHER SCATTER CAST IDENTITY ADD_SHAPE "
+        "SUB_SHAPE MUL_SHAPE CONCAT_SHAPE"
+    ).split()
+)
+_AXIS_ONLY = family(
+    ("REDUCE_ALL", "REDUCE_ANY", "REDUCE_PRODUCT", "REDUCE_SUM", "CONCAT", "REVERSE")
+)
+_AXIS_NAN = family(("ARGMAX", "REDUCE_MAX", "REDUCE_MIN"))
+_CONVS = family(("CONV2D", "CONV3D", "DEPTHWISE_CONV2D"))
 
 
-def _register(*names: str) -> Callable[[Translator], Translator]:
-    def deco(fn: Translator) -> Translator:
-        for n in names:
-            TRANSLATORS[n] = fn
-        return fn
-
-    return deco
+# Files a translator under each operator it serves (an operator is filed once).
+_register = TRANSLATORS.register
 
 
 def _attr(op: Operator, name: str) -> Any:

@@ -4,7 +4,7 @@ Some graphs translate fine but mean something else in the revision tosa-tools
 implements: a rule was added, relaxed or tightened.  Comparing the model's answer with
 ours would then measure the revision gap, not the model, so such vectors are skipped
 with the reason given here (each rule is also a row of the table in
-:mod:`conformance.backends.arm.revisions`).
+:mod:`conformance.backends.revision.revisions`).
 
 Values are known for the entry block's inputs and for constant tensors; rules that need
 values do not fire where they are unknown (inside control-flow bodies).
@@ -17,12 +17,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from conformance.graph import Block, Graph, Operator
+from conformance.operator_table import OperatorTable
 
 Rule = Callable[[Block, Operator, Mapping[str, np.ndarray]], str | None]
-RULES: dict[str, list[Rule]] = {}
+RULES: OperatorTable[list[Rule]] = OperatorTable()
 # Rules about values (REQUIREs): they concern valid vectors only; a must-fail graph is
 # rejected by an ERROR_IF before any value is looked at, and level vectors are not judged.
-VALUE_RULES: dict[str, list[Rule]] = {}
+VALUE_RULES: OperatorTable[list[Rule]] = OperatorTable()
 
 
 def _rule(*ops: str, values: bool = False) -> Callable[[Rule], Rule]:
@@ -61,10 +62,12 @@ def find_conflict(
     return None
 
 
-_CONTROL_FLOW = {
-    "COND_IF": ("then_graph", "else_graph"),
-    "WHILE_LOOP": ("cond_graph", "body_graph"),
-}
+_CONTROL_FLOW = OperatorTable(
+    {
+        "COND_IF": ("then_graph", "else_graph"),
+        "WHILE_LOOP": ("cond_graph", "body_graph"),
+    }
+)
 
 
 def nesting_depth(graph: Graph) -> int:

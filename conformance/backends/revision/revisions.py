@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from conformance.graph import Block, Graph, Operator
+from conformance.operator_table import OperatorTable, family
+from reference.ops.custom import UNTESTABLE
 
 Handling = Literal["mapped", "skipped", "mapped, some vectors skipped"]
 
@@ -267,16 +269,17 @@ DIFFERENCES: tuple[Difference, ...] = (
     ),
 )
 
-SKIPPED_OPERATORS: dict[str, str] = {
-    "VARIABLE": "tosa-tools 2026.8 cannot run variable operators (its operator factory "
-    "has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
-    "VARIABLE_WRITE": "tosa-tools 2026.8 cannot run variable operators (its operator "
-    "factory has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
-    "VARIABLE_READ": "tosa-tools 2026.8 cannot run variable operators (its operator "
-    "factory has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
-    "CUSTOM": "CUSTOM operators are implementation-defined; the reference model has no "
-    "library for ours",
-}
+SKIPPED_OPERATORS: OperatorTable[str] = OperatorTable(
+    {
+        "VARIABLE": "tosa-tools 2026.8 cannot run variable operators (its operator factory "
+        "has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
+        "VARIABLE_WRITE": "tosa-tools 2026.8 cannot run variable operators (its operator "
+        "factory has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
+        "VARIABLE_READ": "tosa-tools 2026.8 cannot run variable operators (its operator "
+        "factory has no VARIABLE, VARIABLE_WRITE or VARIABLE_READ)",
+        "CUSTOM": UNTESTABLE,
+    }
+)
 
 
 def operators_named(diff: Difference) -> list[str]:
@@ -317,24 +320,26 @@ _SAME_TYPE_CONVS = (
 # CONV2D mixes any two floating-point types into fp32 (and the fp16-sized ones into
 # fp16 with an fp32 accumulator); CONV3D and TRANSPOSE_CONV2D mix none; no convolution
 # accumulates in bf16.  DEPTHWISE_CONV2D implements every 1.1 mode.
-IMPLEMENTED_CONVOLUTIONS: dict[str, frozenset[tuple[str, str, str, str]]] = {
-    "CONV2D": frozenset(
-        {
-            *_SAME_TYPE_CONVS,
-            *((a, b, "fp32", "fp32") for a in _FLOATS for b in _FLOATS),
-            *((a, b, "fp32", "fp16") for a in _HALF for b in _HALF),
-        }
-    ),
-    "CONV3D": frozenset(_SAME_TYPE_CONVS),
-    "TRANSPOSE_CONV2D": frozenset(_SAME_TYPE_CONVS),
-}
+IMPLEMENTED_CONVOLUTIONS: OperatorTable[frozenset[tuple[str, str, str, str]]] = OperatorTable(
+    {
+        "CONV2D": frozenset(
+            {
+                *_SAME_TYPE_CONVS,
+                *((a, b, "fp32", "fp32") for a in _FLOATS for b in _FLOATS),
+                *((a, b, "fp32", "fp16") for a in _HALF for b in _HALF),
+            }
+        ),
+        "CONV3D": frozenset(_SAME_TYPE_CONVS),
+        "TRANSPOSE_CONV2D": frozenset(_SAME_TYPE_CONVS),
+    }
+)
 
 # The operators whose block-scaled modes (bs32_*: one tensor of values and scales) the
 # 2026.8 model has a kernel for: its generator makes such tests of CONCAT and RESHAPE
 # only, and its operator factory answers "Unsupported operation type or rank" for
 # REVERSE, SLICE, TILE, TRANSPOSE, IDENTITY, CONST and DIM of them (fp8 REVERSE aborts
 # on an assertion instead), measured on a 1.1 pack of those operators' modes.
-BLOCK_SCALED_KERNELS = frozenset({"CONCAT", "RESHAPE"})
+BLOCK_SCALED_KERNELS = family(frozenset({"CONCAT", "RESHAPE"}))
 # It aborts (std::invalid_argument, no graph status) on loading a block-scaled tensor
 # that does not hold whole blocks of 32: rank 0, or an innermost dimension of another
 # size, which the operators' ERROR_IFs make a must-fail graph.

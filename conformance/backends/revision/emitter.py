@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from conformance import dtypes
-from conformance.backends.arm.elements import arm_dtype, const_data
+from conformance.backends.revision.elements import arm_dtype, const_data
 from conformance.dtypes import DType
 from conformance.graph import Tensor
 
