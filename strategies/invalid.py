@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from conformance import dtypes
 from conformance.dtypes import DType
 from conformance.spec import Level, Spec
-from reference.arguments import OUTPUTS_CLAUSE, TYPES_CLAUSE
+from reference.arguments import ATTRIBUTES_CLAUSE, OUTPUTS_CLAUSE, TYPES_CLAUSE
 from reference.broadcast import DIM_CLAUSE, RANK_CLAUSE
 from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
@@ -98,6 +98,26 @@ def broken(spec: CaseSpec, clause: str) -> CaseSpec:
 
 
 _RETYPES = (dtypes.I8, dtypes.I16, dtypes.I32, dtypes.FP16, dtypes.BF16, dtypes.FP32)
+
+
+def one_element_off(
+    draw: st.DrawFn,
+    spec: CaseSpec,
+    names: Sequence[str],
+    values_of: Callable[[CaseSpec, str], list[int]],
+) -> CaseSpec:
+    """``spec`` with one of the list attributes ``names`` one element longer (its last
+    repeated) or shorter: the generic "attributes do not meet the requirement of the
+    operator's arguments" rule, for attributes of a fixed length (pad, stride, kernel)."""
+    out = broken(spec, ATTRIBUTES_CLAUSE)
+    name = draw(st.sampled_from(list(names)), label="attribute")
+    vals = values_of(spec, name)
+    if draw(st.booleans(), label="one more element"):
+        vals.append(vals[-1])
+    else:
+        vals.pop()
+    out.attributes[name] = tuple(vals)
+    return out
 
 
 def _retypable(rc: RecipeContext) -> bool:

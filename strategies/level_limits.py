@@ -37,6 +37,7 @@ from strategies.case import Case, CaseSpec, TensorDraw
 from strategies.recipes import RecipeContext, load_all
 from strategies.recipes import shape as shape_recipes
 from strategies.recipes.control_flow import CASE_BUILDERS, NEST_CAP
+from strategies.recipes.conv_geometry import input_size, least_output
 from strategies.recipes.custom import NO_RECIPE
 from strategies.recipes.image import MAX_N
 from strategies.shapes import Budget
@@ -299,10 +300,10 @@ def window_axis(
             o = 1
     else:
         extent = (k - 1) * d + 1
-        o_lo = 1 + max(0, -(-(p[0] + p[1] - extent + 1) // s))
+        o_lo = least_output(extent, p[0], p[1], s)
         # a stride only matters between two outputs
         o = max(2, o_lo) if variant == "stride" else _small(draw, o_lo, o_lo + 2, "output size")
-        i = (o - 1) * s + extent - p[0] - p[1]
+        i = input_size(o, extent, p[0], p[1], s)
     return {"in": i, "out": o, "kernel": k, "stride": s, "dilation": d, "p0": p[0], "p1": p[1]}
 
 

@@ -1,5 +1,6 @@
 """Hand-made one-operator cases for the mutant tests: a graph, its inputs, and the
-vector a backend runs (shared by tests/backends/test_mutants*.py)."""
+vector a backend runs, with the builders more than one of them uses (shared by
+tests/backends/test_mutants*.py and the tests/targeted_cases/ modules)."""
 
 from __future__ import annotations
 
@@ -130,3 +131,47 @@ def rescale(
         consts=("m", "s"),
         **flags,
     )
+
+
+def binary(
+    op: str, a: Any, b: Any, dt: str, out_dt: str | None = None, out: Sequence[int] = ()
+) -> Case:
+    a, b = np.asarray(a), np.asarray(b)
+    shape = tuple(out) or np.broadcast_shapes(a.shape, b.shape)
+    return case(op, [("a", a, dt), ("b", b, dt)], [("y", shape, out_dt or dt)])
+
+
+def select(cond: Any, a: Any, b: Any, dt: str = "fp32") -> Case:
+    c, a, b = np.asarray(cond), np.asarray(a), np.asarray(b)
+    out = np.broadcast_shapes(c.shape, a.shape, b.shape)
+    return case("SELECT", [("c", c, "bool"), ("a", a, dt), ("b", b, dt)], [("y", out, dt)])
+
+
+def pool(op: str, x: Any, kernel: tuple[int, int], stride: tuple[int, int], pad: Any) -> Case:
+    x = np.asarray(x)
+    n, ih, iw, c = x.shape
+    oh = (ih + pad[0] + pad[1] - kernel[0]) // stride[0] + 1
+    ow = (iw + pad[2] + pad[3] - kernel[1]) // stride[1] + 1
+    attrs: dict[str, Any] = {"kernel": kernel, "stride": stride, "pad": pad}
+    if op == "AVG_POOL2D":
+        attrs |= {"acc_type": "FP32", "input_zp": 0.0, "output_zp": 0.0}
+    return case(op, [("x", x, "fp32")], [("y", (n, oh, ow, c), "fp32")], **attrs)
+
+
+def resize(x: Any, scale: list[int], offset: list[int], border: list[int]) -> Case:
+    x = np.asarray(x)
+    n, ih, iw, c = x.shape
+    oh = ((ih - 1) * scale[0] - offset[0] + border[0]) // scale[1] + 1
+    ow = ((iw - 1) * scale[2] - offset[1] + border[1]) // scale[3] + 1
+    shapes = [("scale", scale), ("offset", offset), ("border", border)]
+    return case(
+        "RESIZE",
+        [("x", x, "fp32"), *((name, np.array(v), "shape") for name, v in shapes)],
+        [("y", (n, oh, ow, c), "fp32")],
+        consts=("scale", "offset", "border"),
+        mode="BILINEAR",
+    )
+
+
+ONE_30 = 1 << 30
+ARANGE_2X2 = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 2, 2, 1)

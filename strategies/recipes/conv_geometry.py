@@ -74,6 +74,20 @@ def _share(room: int, left: int, cap: int) -> int:
     return max(1, min(cap, room, round(room ** (1.0 / left)) * 2))
 
 
+def least_output(extent: int, pad0: int, pad1: int, stride: int) -> int:
+    """The fewest outputs a forward axis has whose input keeps at least one element:
+    ``O = (I - 1 + pad0 + pad1 - extent + 1) / stride + 1`` with I >= 1, so O - 1 is the
+    padding past the window, divided by the stride and rounded up."""
+    return 1 + max(0, -(-(pad0 + pad1 - extent + 1) // stride))
+
+
+def input_size(outputs: int, extent: int, pad0: int, pad1: int, stride: int) -> int:
+    """The input a forward axis needs for ``outputs`` exact outputs: the output-size
+    rule ``O = (I - 1 + pad0 + pad1 - extent) / stride + 1`` (extent = (K - 1) *
+    dilation + 1) solved for I."""
+    return (outputs - 1) * stride + extent - pad0 - pad1
+
+
 def conv_axis(
     draw: st.DrawFn,
     k: int,
@@ -111,10 +125,10 @@ def conv_axis(
     p0 = draw(st.integers(0, max(0, min(p_top, total_cap))), label=f"{label}: pad 0")
     p1_lo = min(max(0, need - p0), p_top)
     p1 = draw(st.integers(p1_lo, max(p1_lo, min(p_top, total_cap - p0))), label=f"{label}: pad 1")
-    o_lo = 1 + max(0, -(-(p0 + p1 - extent + 1) // s))
+    o_lo = least_output(extent, p0, p1, s)
     o_hi = max(o_lo, min(out_cap, 1 + (room - extent + p0 + p1) // s))
     o = draw(st.integers(max(o_lo, min(out_min, o_hi)), o_hi), label=f"{label}: output size")
-    return Axis((o - 1) * s + extent - p0 - p1, o, k, s, d, p0, p1)
+    return Axis(input_size(o, extent, p0, p1, s), o, k, s, d, p0, p1)
 
 
 def transpose_axis(

@@ -72,7 +72,7 @@ from reference.ops.tensor_conv import (
 from reference.ops.tensor_pool_fft import PAD_NEGATIVE_CLAUSE
 from strategies.block_tensors import SCALE_EXTREMES
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import breaks, broken
+from strategies.invalid import breaks, broken, one_element_off
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.block_scaled import quantized
 from strategies.recipes.conv_geometry import (
@@ -643,16 +643,8 @@ def _spatial(spec: CaseSpec) -> int:
 @breaks(*ACC_OPS, clause=ATTRIBUTES_CLAUSE, applies=drawable)
 def attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """pad (out_pad), stride or dilation with one element too many or too few."""
-    out = broken(spec, ATTRIBUTES_CLAUSE)
     names = [a for a in ("pad", "out_pad", "stride", "dilation") if a in spec.attributes]
-    name = draw(st.sampled_from(names), label="attribute")
-    vals = _attr(spec, name)
-    if draw(st.booleans(), label="one more element"):
-        vals.append(vals[-1])
-    else:
-        vals.pop()
-    out.attributes[name] = tuple(vals)
-    return out
+    return one_element_off(draw, spec, names, _attr)
 
 
 # -- breakers: output sizes ------------------------------------------------------------------

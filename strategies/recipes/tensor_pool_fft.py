@@ -33,7 +33,7 @@ from reference.ops.tensor_pool_fft import (
     INPUT_ZP_CLAUSE,
 )
 from strategies.case import CaseSpec, TensorDraw
-from strategies.invalid import breaks, broken
+from strategies.invalid import breaks, broken, one_element_off
 from strategies.recipes import RecipeContext, recipe
 from strategies.recipes.data_sets import (
     DotAim,
@@ -320,15 +320,7 @@ register_window_breakers(*POOLS)
 @breaks(*POOLS, clause=ATTRIBUTES_CLAUSE)
 def pool_attribute_length(draw: st.DrawFn, rc: RecipeContext, spec: CaseSpec) -> CaseSpec:
     """kernel, stride or pad with one element too many or too few."""
-    out = broken(spec, ATTRIBUTES_CLAUSE)
-    name = draw(st.sampled_from(["kernel", "stride", "pad"]), label="attribute")
-    vals = window_parameter(spec, name)
-    if draw(st.booleans(), label="one more element"):
-        vals.append(vals[-1])
-    else:
-        vals.pop()
-    out.attributes[name] = tuple(vals)
-    return out
+    return one_element_off(draw, spec, ["kernel", "stride", "pad"], window_parameter)
 
 
 def _zp_attribute(rc: RecipeContext) -> bool:

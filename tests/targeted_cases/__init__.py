@@ -1,10 +1,10 @@
-"""More hand-made cases for the value- and shape-driven mutants (those that name a spec
-rule), one module per ``reference/ops`` group beside the ones in
-tests/backends/test_mutants_targeted.py.
+"""The hand-made cases for the value- and shape-driven mutants (those that name a spec
+rule), all of them, one module per mutant group (``conformance.backends.mutants.<group>``,
+where the mutant is registered).
 
 Each module defines ``CASES``: per mutant, the graphs where its bug shows and graphs of
-its operators where it cannot (the shape of ``test_mutants_targeted.CASES``, which runs
-them all).
+its operators where it cannot; tests/backends/test_mutants_targeted.py runs them all
+(its ``CASES`` is ``collected()``).
 """
 
 from __future__ import annotations

@@ -32,10 +32,12 @@ def tile(x: Any, multiples: Sequence[int], dt: str = "i8") -> Case:
     )
 
 
-def pad(x: Any, padding: Sequence[int], const: float, dt: str = "fp32") -> Case:
+def pad(
+    x: Any, padding: Sequence[int], const: float = 0.0, dt: str = "fp32", out: Sequence[int] = ()
+) -> Case:
     x = np.asarray(x)
     p = np.asarray(padding).reshape(-1, 2)
-    out = tuple(int(d + a + b) for d, (a, b) in zip(x.shape, p, strict=True))
+    out = tuple(out) or tuple(int(d + a + b) for d, (a, b) in zip(x.shape, p, strict=True))
     return case(
         "PAD",
         [("x", x, dt), ("p", list(padding), "shape")],
@@ -76,6 +78,26 @@ def concat_of(parts: Sequence[tuple[str, Any]], axis: int, dt: str = "i8") -> Ca
         [(name, arrays[name], dt) for name, _ in parts],
         [("out", tuple(out), dt)],
         axis=axis,
+    )
+
+
+def concat(xs: Sequence[np.ndarray], out: tuple[int, ...]) -> Case:
+    inputs = [(f"x{i}", x, "i8") for i, x in enumerate(xs)]
+    return case("CONCAT", inputs, [("y", out, "i8")], axis=0)
+
+
+def transpose(x: Any, perms: tuple[int, ...]) -> Case:
+    x = np.asarray(x)
+    out = tuple(x.shape[p] for p in perms)
+    return case("TRANSPOSE", [("x", x, "i8")], [("y", out, "i8")], perms=perms)
+
+
+def slice_(x: Any, start: list[int], size: list[int]) -> Case:
+    return case(
+        "SLICE",
+        [("x", np.asarray(x), "i8"), ("start", start, "shape"), ("size", size, "shape")],
+        [("y", tuple(size), "i8")],
+        consts=("start", "size"),
     )
 
 
@@ -141,5 +163,31 @@ CASES: Cases = {
             lambda: concat_of([("x", [1, 2]), ("y", [1, 2]), ("z", [3])], 0),
             lambda: concat_of([("x", [[1, 2]]), ("y", [[3, 4]])], 0),
         ],
+    ),
+    "concat-rank0-unwritten": (
+        [lambda: concat([np.int8(5), np.int8(0)], (2,))],
+        [lambda: concat([np.array([5]), np.array([6])], (2,))],
+    ),
+    "transpose-generic-inverse-perm": (
+        [lambda: transpose(np.arange(24).reshape(2, 3, 4, 1, 1), (1, 2, 0, 3, 4))],
+        [
+            lambda: transpose(np.arange(24).reshape(2, 3, 4), (1, 2, 0)),
+            lambda: transpose(np.arange(24).reshape(2, 3, 4, 1, 1), (1, 0, 2, 4, 3)),
+        ],
+    ),
+    "reverse-axis0-merged": (
+        [lambda: reverse(np.arange(4).reshape(2, 2, 1, 1, 1), 0)],
+        [
+            lambda: reverse(np.arange(4).reshape(2, 2, 1, 1, 1), 1),
+            lambda: reverse(np.arange(4).reshape(2, 2, 1, 1), 0),
+        ],
+    ),
+    "slice-last-axis-start-early": (
+        [lambda: slice_([1, 2, 3, 4], [2], [2])],
+        [lambda: slice_([[1, 2], [3, 4]], [1, 0], [1, 2])],
+    ),
+    "pad-before-after-swapped": (
+        [lambda: pad([1.0, 2.0], [1, 0])],
+        [lambda: pad([[1.0, 2.0]], [0, 0, 2, 2])],
     ),
 }

@@ -5,25 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case, unary
+from mutant_cases import ONE_30, Case, binary, case, select, unary
 
-from conformance.dtypes import BF16
-
-
-def binary(op: str, a: Any, b: Any, dt: str, out_dt: str | None = None) -> Case:
-    a, b = np.asarray(a), np.asarray(b)
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    return case(op, [("a", a, dt), ("b", b, dt)], [("y", shape, out_dt or dt)])
+from conformance.dtypes import BF16, I32_MAX, I32_MIN
 
 
-def mul(a: Any, b: Any, dt: str) -> Case:
+def mul(a: Any, b: Any, shift: int = 0, dt: str = "i32") -> Case:
     a = np.asarray(a)
     return case(
         "MUL",
-        [("a", a, dt), ("b", np.asarray(b), dt), ("s", 0, "i8")],
+        [("a", a, dt), ("b", np.asarray(b), dt), ("s", shift, "i8")],
         [("y", a.shape, "i32")],
         consts=("s",),
     )
+
+
+def row(n: int, width: int) -> np.ndarray:
+    return np.arange(n * width).reshape(n, width)
 
 
 def ars(a: Any, b: Any, dt: str, round_: bool = True) -> Case:
@@ -55,8 +53,11 @@ CASES = {
     ),
     "mul-narrow-product-wraps": (
         # 100 * 2 = 200 wraps to -56 in 8 bits; 300 * 300 = 90000 in 16 bits
-        [lambda: mul([100, 3], [2, 4], "i8"), lambda: mul([300], [300], "i16")],
-        [lambda: mul([-128, 11], [1, -11], "i8"), lambda: mul([181, -32768], [181, 1], "i16")],
+        [lambda: mul([100, 3], [2, 4], dt="i8"), lambda: mul([300], [300], dt="i16")],
+        [
+            lambda: mul([-128, 11], [1, -11], dt="i8"),
+            lambda: mul([181, -32768], [181, 1], dt="i16"),
+        ],
     ),
     "pow-negative-base-via-exp-log": (
         [
@@ -102,6 +103,62 @@ CASES = {
         [
             lambda: binary("MAXIMUM", [np.nan, 1.0, 5.0], [2.0, np.nan, 3.0], "fp32"),
             lambda: binary("MINIMUM", bits([0x7F800001], np.uint32), [np.nan], "fp32"),
+        ],
+    ),
+    "sub-negation-saturates": (
+        [lambda: binary("SUB", [-1, -5], [I32_MIN, I32_MIN], "i32")],
+        [lambda: binary("SUB", [-1, 5, I32_MIN], [I32_MIN + 1, 3, -1], "i32")],
+    ),
+    "add-sub-i32-through-fp32": (
+        # 2**30 + 1 is 2**30 in fp32
+        [lambda: binary("ADD", [ONE_30 + 1], [1], "i32")],
+        [lambda: binary("ADD", [2**23 + 1, -7], [2**23 - 1, 3], "i32")],
+    ),
+    "minmax-nan-from-input2-only": (
+        [
+            lambda: binary("MAXIMUM", [np.nan, 1.0], [2.0, 3.0], "fp32"),
+            lambda: binary("MINIMUM", [np.nan], [2.0], "fp16"),
+        ],
+        [lambda: binary("MAXIMUM", [1.0, 2.0, -0.0], [np.nan, 3.0, 0.0], "fp32")],
+    ),
+    "minmax-zero-tie-swapped": (
+        [
+            lambda: binary("MAXIMUM", [-0.0], [0.0], "fp32"),
+            lambda: binary("MINIMUM", [0.0], [-0.0], "bf16"),
+        ],
+        [lambda: binary("MAXIMUM", [1.0, -0.0, np.nan, 0.0], [2.0, -0.0, 0.0, 0.0], "fp32")],
+    ),
+    "mul-shift-ties-down": (
+        # (3 + 1) >> 1 = 2 and (-3 + 1) >> 1 = -1; half-down gives 1 and -2
+        [lambda: mul([3, -3], [1, 1], 1)],
+        [lambda: mul([5, 7, -5], [1, 1, 1], 2)],
+    ),
+    "elementwise-row-remainder-stale": (
+        [
+            lambda: binary("ADD", row(2, 13), np.ones((2, 13), int), "i32"),
+            lambda: binary("GREATER", row(1, 9), np.full((1, 9), 4), "i32", "bool"),
+        ],
+        [
+            lambda: binary("ADD", row(2, 16), np.ones((2, 16), int), "i32"),
+            lambda: binary("ADD", row(2, 7), np.ones((2, 7), int), "i32"),
+        ],
+    ),
+    "fp16-add-sub-tile-operand-stale": (
+        [lambda: binary("ADD", np.zeros(4097), np.arange(4097) % 1000, "fp16")],
+        [
+            lambda: binary("ADD", np.zeros(4096), np.arange(4096) % 1000, "fp16"),
+            lambda: binary("SUB", np.zeros(5000), np.arange(5000) % 1000, "fp32"),
+        ],
+    ),
+    "broadcast-by-cycling": (
+        [
+            lambda: binary("ADD", np.zeros((2, 3, 2)), np.arange(4.0).reshape(2, 1, 2), "fp32"),
+            lambda: select([[True], [False]], np.zeros((2, 3)), np.ones((2, 3))),
+            lambda: binary("ADD", [[0, -1, -2], [3, 4, 5]], [[I32_MAX], [0]], "i32"),
+        ],
+        [
+            lambda: binary("ADD", np.zeros((2, 3, 2)), np.arange(2.0).reshape(1, 1, 2), "fp32"),
+            lambda: select([True, False], np.zeros(2), np.ones(2)),
         ],
     ),
 }

@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from mutant_cases import Case, case, unary
-
-
-def select(cond: Any, a: Any, b: Any, dt: str = "fp32") -> Case:
-    c, a, b = np.asarray(cond), np.asarray(a), np.asarray(b)
-    out = np.broadcast_shapes(c.shape, a.shape, b.shape)
-    return case("SELECT", [("c", c, "bool"), ("a", a, dt), ("b", b, dt)], [("y", out, dt)])
-
+from mutant_cases import select, unary
 
 CASES = {
     "select-arithmetic-blend": (
@@ -30,5 +21,9 @@ CASES = {
     "sin-as-shifted-cos": (
         [lambda: unary("SIN", [0.0], "fp32"), lambda: unary("SIN", [1e-3, 2.0], "fp32")],
         [lambda: unary("SIN", [np.inf, -np.inf, np.nan], "fp32")],
+    ),
+    "select-rank0-condition-false": (
+        [lambda: select(True, 1.0, 2.0)],
+        [lambda: select(False, 1.0, 2.0), lambda: select([True], [1.0], [2.0])],
     ),
 }

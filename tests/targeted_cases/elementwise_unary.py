@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from mutant_cases import unary
+from mutant_cases import Case, unary
+
+
+def negate(x: Any, input1_zp: int, output_zp: int) -> Case:
+    return unary("NEGATE", x, "i8", input1_zp=input1_zp, output_zp=output_zp)
+
 
 CASES = {
     "clz-zero-gives-31": (
@@ -37,4 +44,11 @@ CASES = {
         [lambda: unary("COS", [0.01, 0.0], "fp32"), lambda: unary("COS", [-0.003], "fp32")],
         [lambda: unary("COS", [0.0, np.inf, -np.inf, np.nan], "fp32")],
     ),
+    "abs-keeps-negative-zero": (
+        [lambda: unary("ABS", [-0.0, -2.0], "fp32")],
+        [lambda: unary("ABS", [0.0, -2.0, np.nan, -np.inf], "fp16")],
+    ),
+    # -(5 - 3) = -2, not -5; -5 + 4 = -1, not -5
+    "negate-input-zp-ignored": ([lambda: negate([5], 3, 0)], [lambda: negate([5, -128], 0, 4)]),
+    "negate-output-zp-ignored": ([lambda: negate([5], 0, 4)], [lambda: negate([5, 127], 3, 0)]),
 }

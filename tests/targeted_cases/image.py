@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case
+from mutant_cases import ARANGE_2X2, Case, case
 
 from targeted_cases import Cases
 
 
-def resize(x: Any, dt: str, out_dt: str, mode: str, scale: list[int], border: list[int]) -> Case:
+def resize(
+    x: Any,
+    dt: str,
+    out_dt: str,
+    mode: str,
+    scale: list[int],
+    border: list[int],
+    offset: Sequence[int] = (0, 0),
+) -> Case:
     x = np.asarray(x)
     n, ih, iw, c = x.shape
-    oh = ((ih - 1) * scale[0] + border[0]) // scale[1] + 1
-    ow = ((iw - 1) * scale[2] + border[1]) // scale[3] + 1
-    shapes = [("scale", scale), ("offset", [0, 0]), ("border", border)]
+    oh = ((ih - 1) * scale[0] - offset[0] + border[0]) // scale[1] + 1
+    ow = ((iw - 1) * scale[2] - offset[1] + border[1]) // scale[3] + 1
+    shapes = [("scale", scale), ("offset", list(offset)), ("border", border)]
     return case(
         "RESIZE",
         [("x", x, dt), *((name, np.array(v), "shape") for name, v in shapes)],
@@ -73,5 +82,21 @@ CASES: Cases = {
                 [0, 0],
             ),
         ],
+    ),
+    "resize-negative-offset-clamped": (
+        [
+            lambda: resize(
+                ARANGE_2X2, "fp32", "fp32", "BILINEAR", [4, 2, 4, 2], [1, 1], offset=[-1, -1]
+            )
+        ],
+        [
+            lambda: resize(
+                ARANGE_2X2, "fp32", "fp32", "BILINEAR", [4, 2, 4, 2], [-1, -1], offset=[1, 1]
+            )
+        ],
+    ),
+    "resize-border-ignored": (
+        [lambda: resize(ARANGE_2X2, "fp32", "fp32", "BILINEAR", [4, 2, 4, 2], [2, 2])],
+        [lambda: resize(ARANGE_2X2, "fp32", "fp32", "BILINEAR", [4, 2, 4, 2], [0, 0])],
     ),
 }

@@ -8,7 +8,7 @@ import numpy as np
 from mutant_cases import Case, case
 
 
-def reduce(op: str, x: Any, axis: int, dt: str) -> Case:
+def reduce(op: str, x: Any, axis: int, dt: str = "fp32") -> Case:
     x = np.asarray(x)
     out = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
     return case(op, [("x", x, dt)], [("y", out, dt)], axis=axis)
@@ -64,5 +64,12 @@ CASES = {
             lambda: reduce("REDUCE_SUM", np.ones((512, 2), np.int32), 0, "i32"),
             lambda: reduce("REDUCE_MIN", np.arange(255.0).reshape(255, 1), 0, "fp32"),
         ],
+    ),
+    "reduce-minmax-nan-first-only": (
+        [
+            lambda: reduce("REDUCE_MAX", [[1.0, np.nan, 3.0]], 1),
+            lambda: reduce("REDUCE_MIN", [[1.0], [np.nan]], 0),
+        ],
+        [lambda: reduce("REDUCE_MAX", [[np.nan, 1.0, 3.0], [-0.0, 0.0, -1.0]], 1)],
     ),
 }

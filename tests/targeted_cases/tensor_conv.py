@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case
+from mutant_cases import ARANGE_2X2, Case, case, pool
 
 from conformance.builder import GraphBuilder
 from conformance.dtypes import dtype
@@ -203,6 +203,29 @@ def conv2d_1_1(x: Any, w: Any, types: tuple[str, str, str], acc: str = "FP32") -
     )
 
 
+def fc(x: Any, w: Any, **zps: int) -> Case:
+    x, w = np.asarray(x), np.asarray(w)
+    attrs = {"input_zp": 0, "weight_zp": 0, **zps}
+    return case(
+        "FULLY_CONNECTED",
+        [("x", x, "i8"), ("w", w, "i8"), ("b", [0], "i32")],
+        [("y", (x.shape[0], w.shape[0]), "i32")],
+        **attrs,
+    )
+
+
+def matmul_fp16(a: Any) -> Case:
+    a = np.asarray(a).reshape(1, 1, -1)
+    b = np.ones((1, a.shape[2], 1))
+    return case(
+        "MATMUL",
+        [("a", a, "fp16"), ("b", b, "fp16")],
+        [("y", (1, 1, 1), "fp32")],
+        A_zp=0.0,
+        B_zp=0.0,
+    )
+
+
 GRID_2X2 = np.array([1, 2, 3, 4]).reshape(1, 2, 2, 1)
 GRID_3X3 = np.arange(1, 10).reshape(1, 3, 3, 1)
 ONES_2X2_W = np.ones((1, 2, 2, 1))
@@ -210,6 +233,10 @@ DEPTH_4 = np.arange(1, 5).reshape(1, 4, 1, 1, 1)  # [N, D, H, W, C]
 KD_2 = np.array([1, 10]).reshape(1, 2, 1, 1, 1)  # [OC, KD, KH, KW, IC]
 ROW_2 = np.array([1, 2]).reshape(1, 1, 2, 1)
 ONES_2X2 = np.ones((1, 2, 2, 1))
+GRID_5X4 = np.arange(1, 21).reshape(1, 5, 4, 1)
+GRID_4X4 = np.arange(1, 17).reshape(1, 4, 4, 1)
+KERNEL_2X2 = np.array([1, 2, 3, 4]).reshape(1, 2, 2, 1)
+ONE_1X1 = np.ones((1, 1, 1, 1))
 
 CASES: Cases = {
     "conv3d-dilation-d-ignored": (
@@ -329,5 +356,30 @@ CASES: Cases = {
                 "MATMUL_T", [[[0.1, 3.0]]], [[[0.7, -2.0]]], ("fp16", "fp32", "fp32")
             ),
         ],
+    ),
+    "dot-long-ks-accumulated-in-fp16": (
+        # in fp16, 1 + 2**-12 rounds back to 1 at every step: 1, not 1.0625
+        [lambda: matmul_fp16([1.0] + [2.0**-12] * 256)],
+        [lambda: matmul_fp16([1.0] + [2.0**-12] * 255)],
+    ),
+    "dot-weight-zp-ignored": (
+        # (3 - 1) * 1 + (4 - 1) * 2 = 8, not 11
+        [lambda: fc([[1, 2]], [[3, 4]], weight_zp=1)],
+        [lambda: fc([[1, 2]], [[3, 4]], input_zp=3)],
+    ),
+    "pad-top-bottom-swapped": (
+        [
+            lambda: conv2d(GRID_4X4, ONE_1X1, (5, 4), pad=(1, 0, 0, 0)),
+            lambda: pool("AVG_POOL2D", ARANGE_2X2, (2, 2), (1, 1), (1, 0, 0, 0)),
+        ],
+        [lambda: conv2d(GRID_4X4, ONE_1X1, (6, 5), pad=(1, 1, 0, 1))],
+    ),
+    "conv-dilation-y-ignored": (
+        [lambda: conv2d(GRID_4X4, KERNEL_2X2, (2, 3), dilation=(2, 1))],
+        [lambda: conv2d(GRID_4X4, KERNEL_2X2, (3, 2), dilation=(1, 2))],
+    ),
+    "conv-strides-swapped": (
+        [lambda: conv2d(GRID_5X4, ONE_1X1, (3, 4), stride=(2, 1))],
+        [lambda: conv2d(np.arange(25).reshape(1, 5, 5, 1), ONE_1X1, (3, 3), stride=(2, 2))],
     ),
 }

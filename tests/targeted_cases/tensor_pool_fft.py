@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case
+from mutant_cases import ARANGE_2X2, Case, case
 
 from targeted_cases import Cases
 
@@ -23,7 +23,7 @@ def pool(op: str, x: Any, dt: str, kernel: tuple[int, int], pad: tuple[int, ...]
     return case(op, [("x", x, dt)], [("y", out, dt)], **attrs)
 
 
-def argmax(x: Any, dt: str, axis: int) -> Case:
+def argmax(x: Any, dt: str = "fp32", axis: int = 1) -> Case:
     x = np.asarray(x)
     out = x.shape[:axis] + x.shape[axis + 1 :]
     return case("ARGMAX", [("x", x, dt)], [("y", out, "i32")], axis=axis)
@@ -134,5 +134,18 @@ CASES: Cases = {
             ),
             lambda: pool("AVG_POOL2D", TIE_2X2 + 1 - TIE_2X2 // 4, "i8", (2, 2), (0,) * 4),
         ],
+    ),
+    "argmax-nan-ignored": (
+        # NaN compares greater than every number: index 1, not 0
+        [lambda: argmax([[1.0, np.nan, 0.5]]), lambda: argmax([[np.nan, np.nan]])],
+        [lambda: argmax([[-0.0, 0.0, -1.0]]), lambda: argmax([[1.0, 3.0, 3.0]])],
+    ),
+    "max-pool-nan-ignored": (
+        [
+            lambda: pool(
+                "MAX_POOL2D", [[[[1.0], [np.nan]], [[3.0], [4.0]]]], "fp32", (2, 2), (0,) * 4
+            )
+        ],
+        [lambda: pool("MAX_POOL2D", ARANGE_2X2, "fp32", (2, 2), (1, 0, 1, 0))],
     ),
 }

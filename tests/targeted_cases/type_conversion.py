@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mutant_cases import Case, case, rescale, unary
+from mutant_cases import ONE_30, Case, case, rescale, unary
 
-ONE_30 = 1 << 30
+# one below a bf16 tie: fp32 rounds it onto the tie, which then goes to even
+NEAR_TIE = ONE_30 + 3 * (1 << 22) - 1
 
 
 def nans(*bits: int) -> np.ndarray:
@@ -104,6 +105,28 @@ CASES = {
             lambda: per_channel(np.full((2, 256), 4), [30] * 255 + [31]),
             # channel c and c - 256 alike: nothing can show
             lambda: per_channel(np.full((1, 300), 4), (([30] * 128 + [31] * 128) * 2)[:300]),
+        ],
+    ),
+    "rescale-output-zp-after-clamp": (
+        # 75 * 2 = 150, then -100: 50 (clamping 150 first would give 27)
+        [lambda: rescale([75], "i8", "i8", ONE_30, 29, output_zp=-100)],
+        [lambda: rescale([10, -60], "i8", "i8", ONE_30, 29, output_zp=-100)],
+    ),
+    "rescale-input-unsigned-ignored": (
+        # the stored byte -56 is uint8 200
+        [lambda: rescale([-56], "i8", "i16", ONE_30, 30, input_unsigned=True)],
+        [lambda: rescale([100, 0], "i8", "i16", ONE_30, 30, input_unsigned=True, input_zp=7)],
+    ),
+    "cast-i32-to-bf16-double-rounded": (
+        # just below the tie between 2**30 + 2**23 (odd) and 2**30 + 2**24 (even)
+        [lambda: unary("CAST", [NEAR_TIE, -NEAR_TIE], "i32", "bf16")],
+        [lambda: unary("CAST", [NEAR_TIE + 1, 2**24 + 1, -7], "i32", "bf16")],
+    ),
+    "cast-float-to-int-min-wraps": (
+        [lambda: unary("CAST", [-200.0, -np.inf, 5.0], "fp32", "i8")],
+        [
+            lambda: unary("CAST", [-128.4, 300.0, np.inf, 5.0], "fp32", "i8"),
+            lambda: unary("CAST", [-3e9, 2.5], "fp32", "i32"),
         ],
     ),
 }
