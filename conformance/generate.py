@@ -5,12 +5,15 @@ seed derived from the pack seed and what the job is (operator, mode, kind, rule,
 index).  A job draws its case from the strategies, asks the reference what the case
 must produce, and writes the vector's folder.  Jobs can therefore run in any order, on
 any number of processes, and the pack is byte-identical whatever ``--jobs`` is.
+
+Three modules by job: :mod:`conformance.generate_plan` decides the jobs,
+:mod:`conformance.generate_jobs` runs one, and this module runs them all (in a process
+pool or on an executor), writes the pack index and totals the coverage.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import signal
@@ -21,95 +24,34 @@ from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from conformance import process_tree
-from conformance.builder import map_operands
-from conformance.capabilities import Manifest, load_manifest
-from conformance.capabilities.check import violations
+from conformance.capabilities import Manifest
 from conformance.certify import UNTESTABLE_OPERATORS
-from conformance.claims import Claim, required_modes
-from conformance.errors import ConformanceError
+from conformance.claims import Claim
 from conformance.executors import Executor, map_jobs
+from conformance.generate_jobs import JobContext, JobResult, PackWriteError, run_job
+from conformance.generate_plan import (
+    NOT_AIMED,
+    Job,
+    Options,
+    Plan,
+    aim_jobs,
+    beyond_manifest,
+    plan,
+    rank_capped,
+)
 from conformance.runner import ignore_interrupts
-from conformance.spec import Level, Spec, TypeSupport, load_spec, use_spec
-from conformance.vectorize import case_to_vector
-from reference.compliance import DOT_PRODUCT_OPERATORS
-from reference.engine import evaluate
-from strategies.case import DYNAMIC_TARGET, Case, ctc_freeing, freeable_ctc
-from strategies.chains import chain_cases, chain_starts
-from strategies.claimed_values import constrain_to_claim
-from strategies.domain import fill_domain
-from strategies.draw import draw_examples, first_accepted
-from strategies.fill import fill_values, refusal
-from strategies.invalid import breakers_for, invalid_cases
-from strategies.levels import is_level_case, level_cases, level_limits_for, unwritable_cases
+from conformance.spec import Spec, TypeSupport
+from strategies.levels import unwritable_cases
 from strategies.obligations import (
-    BROADCAST_GROUPS,
-    GRAPH_OPERATORS,
-    LARGE_INPUT,
     PairCoverage,
-    arg_dtype,
     coverage,
-    float_mode,
     forbidden_by_rule,
     pair_obligations,
-    vector_facts,
 )
-from strategies.recipes import RecipeContext
-from strategies.shapes import Budget
-from strategies.valid import has_recipe, unbuildable_reason, valid_cases
-from vectors.pack import write_pack_index, write_vector
-from vectors.pack_model import PackEntry, PackMeta, Provenance, Vector
-from vectors.pack_write import MAX_NAME
-
-DEFAULT_EXAMPLES = 3
-DRAW_SPARE = 4  # extra draws a job may try when a drawn case is not what it needs
-CHAINS_PER_START, CHAIN_SKIP = 4, 3  # chain vectors per start; draws a chain skips
-
-
-@dataclass(frozen=True)
-class Job:
-    operator: str
-    mode: str
-    kind: str  # "valid" | "error" | "chain" (a valid vector of a chain of operators)
-    index: int
-    clause: str | None = None  # the rule an error job breaks
-    data_set: int | None = None  # Appendix A data set for dot-product float modes
-    level_case: str | None = None  # "at" / "above" the level limit, for level jobs
-    limit: str = "MAX_RANK"  # the level limit a level job is at or above
-    target: str | None = None  # the RecipeContext target of a targeted valid job
-    aim: str | None = None  # the obligation a second-round job must meet to be kept
-
-    @property
-    def name(self) -> str:
-        if self.kind == "chain":  # the vector's: its last operator and mode, then this
-            return f"chain-{_slug(self.operator)}_{self.index:03d}"
-        extra = f"_s{self.data_set}" if self.data_set is not None else ""
-        if self.level_case:
-            kind = f"{_slug(self.limit.removeprefix('MAX_'))}-{self.level_case}"
-        elif self.target:
-            kind = _slug(self.target)
-        else:
-            kind = self.kind
-        tail = f"_{kind}{extra}_{self.index:03d}"
-        return f"{self.operator}_{fitted_slug(self.mode, len(self.operator) + 1 + len(tail))}{tail}"
-
-    def seed(self, pack_seed: int) -> int:
-        key = f"{pack_seed}|{self.operator}|{self.mode}|{self.kind}|{self.clause}|"
-        key += f"{self.data_set}|{self.index}|{self.level_case}"
-        if self.limit != "MAX_RANK":
-            key += f"|{self.limit}"
-        if self.target:
-            key += f"|{self.target}"
-        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
-
+from vectors.pack import write_pack_index
+from vectors.pack_model import PackEntry, PackMeta
 
 # strategies.level_limits: a level vector whose limit needs a tensor past the element
 # cap (TOSA 1.1's block-scaled convolutions: IC is a whole block, so MAX_KERNEL taps of
@@ -138,470 +80,6 @@ def grouped_problems(problems: list[str]) -> list[str]:
             f"(e.g. {first['vector']}: {tensor} of shape {first['shape']})"
         )
     return out
-
-
-def fitted_slug(mode: str, rest: int) -> str:
-    """The mode's slug, cut where a vector name of ``rest`` more characters would pass
-    MAX_NAME (TOSA 1.1's mixed block-scaled modes: 'Mixed precision fp with bf16/fp32
-    accumulate (in_t=bs32_fp8ue8m0_fp6e2m3_t, weight_t=...)'), with 8 hex digits of
-    the mode's sha256 so that two cut modes never share a name."""
-    slug = _slug(mode)
-    if rest + len(slug) <= MAX_NAME:
-        return slug
-    digest = hashlib.sha256(mode.encode()).hexdigest()[:8]
-    return f"{slug[: max(1, MAX_NAME - rest - 9)].rstrip('-')}-{digest}"
-
-
-@dataclass(frozen=True)
-class Options:
-    examples: int = DEFAULT_EXAMPLES
-    negative: bool = True
-    max_elements: int | None = None
-    ops: str | None = None  # regular expression on operator names
-    levels: bool = True  # cases at every level limit and just above it
-    targeted: bool = True  # the coverage-obligation jobs (edge, large, ranks, aims)
-    chains: bool = True  # valid vectors of 2-5 operators in a chain (CHAINS_PER_START)
-    capabilities: Manifest | None = None  # its pairs, its limits
-
-    def to_json(self) -> dict[str, Any]:
-        keys = ("examples", "negative", "max_elements", "ops", "levels", "targeted", "chains")
-        out: dict[str, Any] = {k: getattr(self, k) for k in keys}
-        if self.capabilities is not None:  # absent otherwise: older packs stay identical
-            out["capabilities"] = self.capabilities.to_json()
-        return out
-
-
-@dataclass
-class Plan:
-    jobs: list[Job]
-    modes: list[TypeSupport]
-    without_recipe: list[TypeSupport] = field(default_factory=list)
-    unclaimed: list[tuple[TypeSupport, str]] = field(default_factory=list)  # and why
-    # Required pairs no vector can be made of yet, and why (strategies.valid).
-    unbuildable: list[tuple[TypeSupport, str]] = field(default_factory=list)
-
-
-# An unmet obligation's reason when --no-targeted planned no job aimed at it.
-NOT_AIMED = "not aimed at (--no-targeted): no generated vector has it"
-
-# Tries a targeted job gets to draw a case that meets its aim.
-AIM_TRIES = 12
-AIMS_PER_TARGET = 3  # second-round jobs per (pair, target)
-
-
-def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
-    """Every job of the first round: ``examples`` valid vectors per required pair, the
-    targeted jobs of its coverage obligations (an edge case with every special value
-    and a large case; every Appendix A data set, short and long, for dot-product float
-    modes), one case at and one above every level limit, and one vector per rule an
-    invalid-case breaker can break.  The second round (:func:`aim_jobs`) aims at what
-    this one leaves unmet: ranks, attribute values, ties, broadcasts."""
-
-    pattern = re.compile(options.ops, re.IGNORECASE) if options.ops else None
-    modes = [
-        m for m in required_modes(spec, claim) if pattern is None or pattern.fullmatch(m.operator)
-    ]
-    manifest = options.capabilities
-    reasons = [(m, manifest.unclaimed_reason(m)) for m in modes] if manifest else []
-    unclaimed = [(m, why) for m, why in reasons if why is not None]
-    modes = [m for m in modes if m.key not in {u.key for u, _ in unclaimed}]
-    jobs: list[Job] = []
-    missing: list[TypeSupport] = []
-    unbuildable: list[tuple[TypeSupport, str]] = []
-    freeing = ctc_freeing(spec)
-    dynamic = bool(freeing) and freeing <= claim.names
-    for m in modes:
-        why_not = unbuildable_reason(m)
-        if why_not is not None:
-            unbuildable.append((m, why_not))
-            continue
-        if not has_recipe(m.operator):
-            missing.append(m)
-            continue
-        op_spec = spec.operator(m.operator)
-        dot = m.operator in DOT_PRODUCT_OPERATORS and float_mode(m)
-        for i in range(options.examples):
-            jobs.append(Job(m.operator, m.mode, "valid", i))
-        if dot:  # every data set, with ordinary and long dot products
-            for s in DOT_PRODUCT_SETS:
-                jobs.append(Job(m.operator, m.mode, "valid", 0, data_set=s))
-                if options.targeted:
-                    jobs.append(Job(m.operator, m.mode, "valid", 0, data_set=s, target="ks:long"))
-        if options.targeted and m.operator not in GRAPH_OPERATORS:
-            obligations = pair_obligations(spec, claim.level, op_spec, m)
-            targets = {o.target for o in obligations.obligations if o.target is not None}
-            for t in sorted(targets & PHASE_ONE_TARGETS):
-                jobs.append(Job(m.operator, m.mode, "valid", 0, target=t))
-            if dynamic and freeable_ctc(spec, m.operator):
-                # Its compile-time-constant inputs fed by graph inputs: only a claim of
-                # the extension that frees them (EXT-DYNAMIC) must take such a graph.
-                jobs.append(Job(m.operator, m.mode, "valid", 0, target=DYNAMIC_TARGET))
-        if options.levels:
-            for limit in level_limits_for(spec, m.operator, claim.level):
-                if limit == "MAX_RANK" and _rank_capped(manifest, m.operator, claim):
-                    continue  # the manifest's rank is below the level's: noted in generate()
-                jobs.append(Job(m.operator, m.mode, "valid", 0, level_case="at", limit=limit))
-                jobs.append(Job(m.operator, m.mode, "level", 0, level_case="above", limit=limit))
-        if options.negative:
-            rc = RecipeContext(spec, op_spec, m, claim.level, Budget())
-            seen: set[str] = set()
-            for entry in breakers_for(m.operator, rc):
-                can_pack = getattr(entry, "can_pack", None)
-                if entry.clause in seen or (can_pack is not None and not can_pack(rc)):
-                    continue
-                seen.add(entry.clause)
-                jobs.append(Job(m.operator, m.mode, "error", len(seen) - 1, clause=entry.clause))
-    if options.chains:  # of the claim's operators in its modes; a job's operator: its start
-        starts = chain_starts(spec, [(m.operator, m.mode) for m in modes])
-        jobs += [Job(s, "", "chain", i) for s in starts for i in range(CHAINS_PER_START)]
-    made = [m for m in modes if m.key not in {u.key for u, _ in unbuildable}]
-    return Plan(jobs, made, missing, unclaimed, unbuildable)
-
-
-def _rank_capped(manifest: Manifest | None, operator: str, claim: Claim) -> bool:
-    hi = manifest.limits(operator).max_rank if manifest is not None else None
-    return hi is not None and hi < claim.level["MAX_RANK"]
-
-
-DOT_PRODUCT_SETS = (-1, 0, 1, 2, 3, 4, 5)  # -1: free values with every special value
-# Targets every pair with such an obligation gets a vector for in the first round.
-# "ties" among them: a vector made of rounding ties and near-ties, of some size, tests
-# ties of both parities and signs at many magnitudes (double rounding through a
-# narrower intermediate type shows on a few of them only), where the ties that the
-# ordinary vectors happen to hold meet the obligation with one or two.
-PHASE_ONE_TARGETS = frozenset({"edge", "large", "ties", "long-axis"})
-TIES_ELEMENTS = 64  # per tensor, at least, in a ties vector (where the budget allows)
-
-
-def aim_jobs(
-    spec: Spec,
-    claim: Claim,
-    coverage: dict[tuple[str, str], set[str]],
-    manifest: Manifest | None = None,
-) -> list[Job]:
-    """The second round: a job for every obligation the first round left unmet that a
-    target can aim at (an attribute value, a rounding tie, a NaN position...).  It is
-    planned from the first round's results, which the seed fixes, so the pack stays the
-    same whatever ``--jobs`` is."""
-
-    jobs: list[Job] = []
-    for (operator, mode), facts in sorted(coverage.items()):
-        op_spec = spec.operator(operator)
-        obligations = pair_obligations(spec, claim.level, op_spec, op_spec.mode(mode))
-        per_target: dict[str, int] = {}
-        for o in obligations.obligations:
-            if o.key in facts or o.target is None:
-                continue
-            if _beyond_manifest(manifest, operator, o.target):
-                continue  # pack_coverage names it, with the manifest's limit
-            # One job per unmet obligation, at most AIMS_PER_TARGET per target (the
-            # edge target serves every value class: a few edge cases suffice).
-            n = per_target.get(o.target, 0)
-            if n >= AIMS_PER_TARGET:
-                continue
-            per_target[o.target] = n + 1
-            # A rank the first round's draws missed gets its first job here.
-            index = (0 if o.target.startswith("rank:") else 1) + n
-            jobs.append(Job(operator, mode, "valid", index, target=o.target, aim=o.key))
-    return jobs
-
-
-def _beyond_manifest(manifest: Manifest | None, operator: str, target: str) -> str | None:
-    """Why a ``rank:R`` target is outside the manifest's rank range (None: inside)."""
-    if manifest is None or not target.startswith("rank:"):
-        return None
-    r, limits = int(target.removeprefix("rank:")), manifest.limits(operator)
-    if limits.max_rank is not None and r > limits.max_rank:
-        return f"manifest {manifest.name} allows rank <= {limits.max_rank}"
-    if r < limits.min_rank:
-        return f"manifest {manifest.name} allows rank >= {limits.min_rank}"
-    return None
-
-
-@dataclass(frozen=True)
-class JobContext:
-    spec_path: str | None
-    level: str
-    pack_seed: int
-    max_elements: int | None
-    out: str
-    regenerate: str  # command prefix that regenerates a single vector
-    capabilities: str | None = None  # a manifest's name or file (load_manifest)
-    pairs: tuple[tuple[str, str], ...] = ()  # the claim's: chains keep to them
-    ops: str | None = None  # --ops, which the pairs follow: a chain's regenerate keeps it
-    # The claim's profile/extension names: draws keep to the enumeration values it has
-    # (strategies.claimed_values); None restricts nothing.
-    claimed: tuple[str, ...] | None = None
-
-
-@dataclass
-class JobResult:
-    job: Job
-    entry: PackEntry | None
-    problem: str | None = None
-    facts: frozenset[str] = frozenset()  # obligations the vector meets
-    reasons: dict[str, str] = field(default_factory=dict)  # obligation -> why unmet
-    note: str | None = None  # why a job has no vector, by design (a manifest's limit)
-    # A write that failed (a full disk): no pack may be claimed complete after it.
-    fatal: str | None = None
-
-
-class PackWriteError(ConformanceError):
-    """A vector could not be written: the folder is no pack (exit status 2)."""
-
-
-def job_budget(job: Job, spec: Spec, max_elements: int | None) -> Budget:
-    """The element budget of a job: the pack's for ordinary draws; a large one for the
-    large and long-dot-product targets; a floor on sizes where a target needs real
-    dimensions (ranks, edge cases with every pair of special values, must-fail cases
-    that are not minimal)."""
-
-    base = Budget() if max_elements is None else Budget(max_elements=max_elements)
-    if job.kind == "chain":  # the pack's: each operator of the chain draws within it
-        return base
-    op_spec = spec.operator(job.operator)
-    mode = op_spec.mode(job.mode)
-    data = [  # the data operands that share the large budget (not indices or shapes)
-        a
-        for a in op_spec.inputs
-        if a.type == "tensor_t"
-        and a.shape.kind != "scalar"
-        and (dt := arg_dtype(mode, a)) is not None
-        and dt.kind != "shape"
-    ]
-    # The full-size ones: named shapes (shape, shape1...), else multi-axis dimensions;
-    # a per-channel [NC] or a bias [BC] stays small whatever the budget.
-    named = [a for a in data if a.shape.kind == "named"]
-    data = named or [a for a in data if a.shape.kind == "dims" and len(a.shape.dims) > 1] or data
-    tensors = max(1, len(data))
-    if job.target in ("large", "ks:long", "long-axis"):
-        # Past 2**16 elements, so that a 16-bit element count or index shows; in the
-        # broadcasting groups the output is that large, one input too, and the others
-        # broadcast (strategies.recipes.common.elementwise), which keeps the inputs
-        # near LARGE_INPUT in all.
-        broadcasting = job.target == "large" and op_spec.group in BROADCAST_GROUPS
-        per = LARGE_INPUT + 1 if broadcasting else -(-(LARGE_INPUT + 1) // tensors)
-        # max_dim below the size: the shape spreads over two axes or more, not [1, ..., N]
-        return Budget(max_elements=2 * per, max_dim=2048, min_elements=per)
-    if job.target == "ties":
-        return replace(base, min_elements=min(base.max_elements, TIES_ELEMENTS))
-    if job.target == "edge":
-        # A lone input has room for three passes of its special values (strategies.values).
-        least = max(64, 16 ** min(tensors, 3))
-        return replace(base, min_elements=min(base.max_elements, least))
-    if job.target and job.target.startswith("rank:"):
-        return replace(base, min_dim=2)
-    if job.target and job.target.startswith("broadcast:"):
-        return replace(base, min_elements=min(base.max_elements, 8))
-    if job.kind == "error":  # numpy-broadcastable [2, 3] against [3], not [1] against []
-        return replace(base, min_elements=min(base.max_elements, 24), min_dim=2)
-    if job.data_set is not None:  # the statistical tests want many outputs
-        return replace(base, max_elements=max(base.max_elements, 32768))
-    return base
-
-
-def run_job(job: Job, jc: JobContext) -> JobResult:
-    """Draw the case, evaluate it, write the vector; in a worker process."""
-
-    # Special values are the point: a signalling NaN widened, inf - inf, an overflow
-    # to inf are expected, and numpy's warnings about them would only be noise.
-    with np.errstate(invalid="ignore", over="ignore"):
-        return _run_job(job, jc)
-
-
-def _run_job(job: Job, jc: JobContext) -> JobResult:
-
-    spec = use_spec(load_spec(jc.spec_path))  # what everything in this worker reads
-    level = spec.level(jc.level)
-    chain = job.kind == "chain"
-    budget = job_budget(job, spec, jc.max_elements)
-    manifest = None
-    if jc.capabilities is not None:  # its limits constrain every draw of the job
-        manifest = load_manifest(jc.capabilities, spec)
-        budget = budget if chain else manifest.constrain(budget, job.operator)
-    if jc.claimed is not None and not chain:
-        budget = constrain_to_claim(budget, spec, spec.operator(job.operator), jc.claimed)
-    seed = job.seed(jc.pack_seed)
-    if chain:  # the manifest's limits are checked on the whole graph (violations)
-        turn = job.index / CHAINS_PER_START  # each job of a start from another operator
-        strategy = chain_cases(spec, level, budget, jc.pairs, job.operator, turn)
-    elif job.level_case is not None:
-        above = job.level_case == "above"
-        strategy = level_cases(
-            spec, job.operator, job.mode, level, budget, above=above, limit=job.limit
-        )
-    elif job.kind == "valid":
-        strategy = valid_cases(
-            spec, job.operator, job.mode, level, budget, job.data_set, target=job.target
-        )
-    else:
-        strategy = invalid_cases(spec, job.operator, job.mode, level, budget, clause=job.clause)
-
-    # Hypothesis draws the simplest case first (scalars, zeros) whatever the seed; one
-    # vector per pair keeps it, the others move on; chains past a few more (ADD > ADD).
-    simplest = job.index == 0 and job.data_set is None and job.target is None
-    kept = (simplest and job.kind == "valid") or job.level_case
-    skip = [CHAIN_SKIP if chain else 0 if kept else 1]
-    found: dict[str, Any] = {}
-
-    def accept(case: Case) -> Vector | None:
-        if skip[0] > 0:
-            skip[0] -= 1
-            return None
-        if job.level_case is not None and not is_level_case(
-            case, spec, level, above=job.level_case == "above", limit=job.limit
-        ):
-            return None
-        if manifest is not None and (broken := violations(manifest, case.graph, spec)):
-            outside.append(broken[0])
-            return None
-        if job.target == "edge":
-            found["reasons"] = _fill_edge(case, spec, level)
-        if job.target == "large" and not chain:
-            case = _with_domain(case, spec, level)
-        ops = f"'{jc.ops}'" if chain and jc.ops else None if chain else job.operator
-        vector = case_to_vector(
-            case,
-            spec,
-            level,
-            name=(
-                f"{case.operator}_{fitted_slug(case.mode, len(case.operator) + 2 + len(job.name))}"
-                f"_{job.name}"
-                if chain
-                else job.name
-            ),
-            kind="valid" if chain else job.kind,
-            clause=job.clause,
-            data_set=-1 if job.data_set is None else job.data_set,
-            provenance=Provenance(
-                strategy=case.strategy + (f" / target: {job.target}" if job.target else ""),
-                seed=jc.pack_seed,
-                index=job.index,
-                regenerate=jc.regenerate + (f" --ops {ops}" if ops else ""),
-                rule_broken=job.clause or case.rule_broken,
-            ),
-        )
-        if vector is None or job.kind != "valid":
-            return vector
-        facts = vector_facts(spec, vector, level)
-        if job.aim is not None and job.aim not in facts:
-            return None
-        found["facts"] = frozenset(facts)
-        return vector
-
-    problems: list[str] = []
-    outside: list[str] = []  # cases outside the capability manifest
-
-    def accept_and_write(case: Case) -> PackEntry | None:
-        vector = accept(case)
-        if vector is None:
-            return None
-        try:
-            return write_vector(Path(jc.out), vector)
-        except ValueError as exc:  # e.g. an attribute value the flatbuffer cannot hold
-            problems.append(str(exc))
-            return None
-
-    tries = 1 + (AIM_TRIES if job.aim or job.target or chain else DRAW_SPARE)
-    try:
-        entry = first_accepted(strategy, accept_and_write, seed, max_tries=tries)
-    except OSError as exc:  # the disk, not the draw: the whole pack is wrong without it
-        where = f"{exc.filename}: " if exc.filename else ""
-        return JobResult(job, None, fatal=f"{where}{exc.strerror or exc}")
-    except Exception as exc:  # one broken job must not cost the whole pack
-        return JobResult(job, None, f"{job.name}: {type(exc).__name__}: {exc}")
-    if entry is None:
-        if job.aim is not None:  # not a problem: the obligation is reported unmet
-            why = (
-                _attribute_refusal(job, spec, level, budget)
-                if job.aim.startswith("attr:")
-                else None
-            )
-            why = why or f"no case of {AIM_TRIES} aimed at it met it"
-            return JobResult(job, None, None, reasons={job.aim: why})
-        if outside and not problems and (job.kind != "valid" or job.level_case is not None):
-            # A must-fail or level case whose rule is the manifest's limit (a rank of 5,
-            # a batch that differs, a dilation at MAX_KERNEL): no graph it claims.
-            note = f"{job.name} has no vector: every case drawn was outside it ({outside[-1]})"
-            return JobResult(job, None, None, note=note)
-        last = (problems or outside)[-1:]
-        why = f" (last problem: {last[0]})" if last else ""
-        return JobResult(job, None, f"no {job.kind} case drawn for {job.name}{why}")
-    return JobResult(job, entry, None, found.get("facts", frozenset()), found.get("reasons", {}))
-
-
-def _attribute_refusal(job: Job, spec: Spec, level: Level, budget: Budget) -> str | None:
-    """Why an attribute value no aimed case could take is impossible: an ordinary case
-    with the attribute set to it, and the rule the reference then names (RESCALE's
-    ``input_unsigned`` with an i32 input fails an ERROR_IF).  None when the reference
-    accepts it: the value is possible, the draws missed it."""
-
-    assert job.aim is not None
-    name, _, value = job.aim.removeprefix("attr:").partition("=")
-    cases = draw_examples(valid_cases(spec, job.operator, job.mode, level, budget), 1, 0)
-    if not cases or len(cases[0].graph.main.operators) != 1:
-        return None
-    case = cases[0]
-    op = case.graph.main.operators[0]
-    mode: TypeSupport = spec.operator(job.operator).mode(job.mode)
-    forced: Any = value
-    if value in ("true", "false"):
-        forced = value == "true"
-    elif value in ("zero", "nonzero", "min", "max"):
-        try:
-            dt = mode.dtype(spec.operator(job.operator).argument(name).element_type)
-        except KeyError:
-            return None
-        lo, hi = int(dt.min), int(dt.max)  # type: ignore[arg-type]
-        forced = {"zero": 0, "nonzero": 1, "min": lo, "max": hi}[value]
-    op.attributes[name] = forced
-    outcome = evaluate(case.graph, case.inputs, spec=spec, level=level)
-    if outcome.kind == "valid" or outcome.rule is None:
-        return None
-    return f"{outcome.rule.kind} {outcome.rule.clause}"
-
-
-def _with_domain(case: Case, spec: Spec, level: Level) -> Case:
-    """A large case of a float function with its input swept over every binade
-    (strategies.domain), if the reference still accepts it as valid; else the case as
-    drawn."""
-
-    swept = fill_domain(spec, case)
-    if swept is None:
-        return case
-    outcome = evaluate(swept.graph, swept.inputs, spec=spec, level=level)
-    return swept if outcome.valid else case
-
-
-def _fill_edge(case: Case, spec: Spec, level: Level) -> dict[str, str]:
-    """Place the value classes an edge case still lacks (strategies.fill); the reasons
-    for those that cannot be placed, keyed by obligation."""
-
-    block = case.graph.main
-    if len(block.operators) != 1:
-        return {}
-    op = block.operators[0]
-    op_spec = spec.operator(op.op)
-    mode = op_spec.mode(case.mode)
-    have = vector_facts(spec, case, level)
-    operands = map_operands(op_spec, op)
-    missing = []
-    refused: dict[str, str] = {}
-    for o in pair_obligations(spec, level, op_spec, mode).obligations:
-        if not o.key.startswith("value:") or o.key in have:
-            continue
-        _, arg_name, cls = o.key.split(":", 2)
-        if (why := refusal(case, op_spec.name, arg_name, cls)) is not None:
-            refused[o.key] = why
-            continue
-        arg = op_spec.argument(arg_name)
-        dt = arg_dtype(mode, arg)
-        names = operands.inputs.get(arg_name, [])
-        if dt is not None and names:
-            missing.append((names[-1], dt, cls, o.key))
-    reasons = fill_values(case, spec, level, [(n, d, c) for n, d, c, _ in missing])
-    placed = {key: reasons[f"{n}:{c}"] for n, _, c, key in missing if f"{n}:{c}" in reasons}
-    return refused | placed
 
 
 def _run_jobs(
@@ -755,7 +233,7 @@ def generate(
                 notes.append(f"{op} has no {case} level vectors: {why}")
     if manifest is not None:
         for op in sorted({m.operator for m in the_plan.modes}):
-            if options.levels and _rank_capped(manifest, op, claim):
+            if options.levels and rank_capped(manifest, op, claim):
                 notes.append(
                     f"{op} has no MAX_RANK level vectors: manifest {manifest.name} allows rank "
                     f"<= {manifest.limits(op).max_rank}"
@@ -824,7 +302,7 @@ def pack_coverage(
         pair = pair_obligations(spec, claim.level, spec.operator(m.operator), m)
         known = dict(reasons.get(key, {}))
         for o in pair.obligations:  # outside the manifest: named with its limit
-            if o.target and (beyond := _beyond_manifest(manifest, m.operator, o.target)):
+            if o.target and (beyond := beyond_manifest(manifest, m.operator, o.target)):
                 known[o.key] = f"{o.target}: {beyond}"
             elif o.target and not targeted:
                 known.setdefault(o.key, NOT_AIMED)

@@ -20,7 +20,7 @@ from strategies import block_tensors
 CaseKind = Literal["valid", "error", "level"]
 
 
-# The valid-case target whose CTC inputs are graph inputs (conformance.generate.plan).
+# The valid-case target whose CTC inputs are graph inputs (conformance.generate_plan.plan).
 DYNAMIC_TARGET = "dynamic"
 
 

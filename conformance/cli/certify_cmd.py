@@ -35,7 +35,8 @@ from conformance.cli.options import (
     read_selection,
     stopped,
 )
-from conformance.generate import DEFAULT_EXAMPLES, Options, generate
+from conformance.generate import generate
+from conformance.generate_plan import DEFAULT_EXAMPLES, Options
 from conformance.merge import Results
 from conformance.progress import Progress
 from conformance.results_file import in_a_pack

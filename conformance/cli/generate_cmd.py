@@ -18,13 +18,8 @@ from conformance.cli.options import (
     executor_from_args,
     manifest_from_args,
 )
-from conformance.generate import (
-    DEFAULT_EXAMPLES,
-    Options,
-    generate,
-    summarize,
-    unmet_lines,
-)
+from conformance.generate import generate, summarize, unmet_lines
+from conformance.generate_plan import DEFAULT_EXAMPLES, Options
 from conformance.progress import Progress
 from conformance.spec import Spec
 from vectors.pack import FolderLock

@@ -43,7 +43,7 @@ def elementwise(
     shape_of = {a.name: a.shape.name for a in rc.op_spec.inputs}
     broadcaster = other.index(shape_of[aim]) if aim in names and shape_of[aim] in other else None
     if rc.target == "large" and len(other) > 1:
-        # The large budget is the output's (conformance.generate.job_budget): one input
+        # The large budget is the output's (conformance.generate_jobs.job_budget): one input
         # that size, the others 1 along its longest axis.
         full = draw(st.integers(0, len(other) - 1), label="large: the full-size input")
         axis = int(np.argmax(out_shape))

@@ -11,7 +11,8 @@ import pytest
 
 from conformance.certify import make_certificate
 from conformance.claims import make_claim
-from conformance.generate import Options, generate
+from conformance.generate import generate
+from conformance.generate_plan import Options
 from conformance.mutation import MutantOutcome, mutation_score, score
 from conformance.rejudge import FLUSH_INPUTS, FLUSH_OUTPUTS, PLAIN
 from conformance.runner import run_pack

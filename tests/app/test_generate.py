@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
-from conformance.generate import NOT_AIMED
+from conformance.generate_plan import NOT_AIMED
 from vectors.pack import verify_pack
 
 OPS = "ADD|SUB"
@@ -216,16 +216,16 @@ def test_a_worker_that_dies_is_one_line(
     import os
     import signal
 
-    from conformance import generate
+    from conformance import generate_jobs
 
-    real = generate._run_job
+    real = generate_jobs._run_job
 
     def crashing(job, jc):  # type: ignore[no-untyped-def]
         if job.kind == "error":  # forked workers inherit the patched module
             os.kill(os.getpid(), signal.SIGKILL)
         return real(job, jc)
 
-    monkeypatch.setattr(generate, "_run_job", crashing)
+    monkeypatch.setattr(generate_jobs, "_run_job", crashing)
     out = tmp_path / "p"
     code = main(["generate", "--profile", "BI", "--ops", "ABS", "--examples", "1",
                  "--no-targeted", "--no-chains", "--jobs", "2", "-o", str(out)])  # fmt: skip
@@ -236,7 +236,7 @@ def test_a_worker_that_dies_is_one_line(
 
 
 def test_a_long_mode_is_cut_to_a_usable_vector_name() -> None:
-    from conformance.generate import Job, fitted_slug
+    from conformance.generate_plan import Job, fitted_slug
     from vectors.pack_write import MAX_NAME
 
     # A TOSA 1.1 mixed block-scaled mode of TRANSPOSE_CONV2D: its slug alone is 129

@@ -15,7 +15,8 @@ import pytest
 
 from conformance.certify import check_pack, make_certificate
 from conformance.claims import Claim
-from conformance.generate import GenerateResult, Options, generate
+from conformance.generate import GenerateResult, generate
+from conformance.generate_plan import Options
 from conformance.runner import run_pack
 from conformance.spec import Spec, load_spec
 from strategies.level_limits import NESTED, limit_case

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from conformance.capabilities import load_manifest
 from conformance.capabilities.check import violations
 from conformance.claims import make_claim
-from conformance.generate import Options, generate
+from conformance.generate import generate
+from conformance.generate_plan import Options
 from conformance.spec import load_spec
 from strategies.shapes import Budget, shapes
 from strategies.valid import valid_cases

@@ -337,10 +337,10 @@ def test_a_disk_full_for_a_while_during_generate_is_never_a_pack(
     # 0 with a pack that verified but lacked those vectors.
     import errno
 
-    from conformance import generate
+    from conformance import generate_jobs
     from conformance.cli.main import main
 
-    real = generate.write_vector
+    real = generate_jobs.write_vector
     calls = {"n": 0}
 
     def full_for_a_while(folder: Path, vector: object) -> object:
@@ -349,7 +349,7 @@ def test_a_disk_full_for_a_while_during_generate_is_never_a_pack(
             raise OSError(errno.ENOSPC, "No space left on device", str(folder / "x.npy"))
         return real(folder, vector)
 
-    monkeypatch.setattr(generate, "write_vector", full_for_a_while)  # where jobs call it
+    monkeypatch.setattr(generate_jobs, "write_vector", full_for_a_while)  # where jobs call it
     out = tmp_path / "pack"
     argv = ["generate", "--profile", "BI", "--ops", "ADD", "--examples", "2", "--no-targeted"]
     code = main([*argv, "--no-levels", "--quiet", "--jobs", "1", "-o", str(out)])

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.claim_scope import CLAIM_SKIP, beyond_claim
 from conformance.claims import make_claim
-from conformance.generate import Options, plan
+from conformance.generate_plan import Options, plan
 from conformance.spec import load_revision
 from conformance.vectorize import case_to_vector
 from reference.engine import evaluate

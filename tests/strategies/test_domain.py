@@ -87,7 +87,7 @@ def test_a_large_case_carries_the_sweep(op: str) -> None:
     # the reference reads the process's spec; leave the session's behind
     with spec_in_use(SPEC):
         level = SPEC.level("8K")
-        # a large job's budget (conformance.generate.job_budget); the first draw is
+        # a large job's budget (conformance.generate_jobs.job_budget); the first draw is
         # Hypothesis's simplest, which generate skips too
         budget = Budget(max_elements=2 * 65537, max_dim=2048, min_elements=65537)
         cases = draw_examples(valid_cases(SPEC, op, "fp32", level, budget, target="large"), 3, 1)

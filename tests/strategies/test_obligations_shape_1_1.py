@@ -374,7 +374,7 @@ def test_fp8ue8m0_edge_values_are_its_own() -> None:
 def test_dim_edge_cases_of_the_narrow_types(mode: str) -> None:
     # was: KeyError 'fp6e3m2' (the NaN-encoding table had no 1.1 types)
     with spec_in_use(SPEC):
-        # the edge job's budget: 64 elements at least (conformance.generate.job_budget)
+        # the edge job's budget: 64 elements at least (conformance.generate_jobs.job_budget)
         budget = Budget(min_elements=64)
         cases = draw_examples(valid_cases(SPEC, "DIM", mode, K8, budget, target="edge"), 3, 2)
     assert cases

@@ -148,7 +148,8 @@ def test_large_jobs_reach_the_large_input_obligation(op: str, mode: str) -> None
     # The generator's budget for a "large" job: CAST_FROM's two inputs get half the aim
     # each (32,769), and its scales are a 32nd of the data, so the data must take
     # ceil(2 * 32769 * 32 / 33) = 63,553 elements, 1,986 blocks
-    from conformance.generate import Job, job_budget
+    from conformance.generate_jobs import job_budget
+    from conformance.generate_plan import Job
     from strategies.obligations import LARGE_INPUT
 
     budget = job_budget(Job(op, mode, "valid", 0, target="large"), SPEC, None)
