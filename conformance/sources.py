@@ -338,24 +338,49 @@ def _attributes(op: OperatorSpec) -> list[SourceLocation]:
     return []
 
 
-def _schema(op: OperatorSpec) -> list[SourceLocation]:
-    path = _schema_path(active_spec().revision)
+@functools.cache
+def _op_enum_lines(path: Path) -> dict[str, int]:
+    """The line of every value of a flatbuffer schema's ``enum Op``, read once."""
     lines = path.read_text(encoding="utf-8").splitlines()
     start = lines.index("enum Op:uint32 {")
-    for k, text in enumerate(lines[start:], start + 1):
-        if text.strip().rstrip(",").split(" ")[0] == op.name:
-            return [SourceLocation(_relative(str(path)), k, "enum Op")]
+    found: dict[str, int] = {}
+    for k, text in enumerate(lines[start + 1 :], start + 2):
         if text.startswith("}"):
             break
-    return []
+        name = text.strip().rstrip(",").split(" ")[0]
+        if name:
+            found[name] = k
+    return found
+
+
+def _schema(op: OperatorSpec) -> list[SourceLocation]:
+    path = _schema_path(active_spec().revision)
+    line = _op_enum_lines(path).get(op.name)
+    return [] if line is None else [SourceLocation(_relative(str(path)), line, "enum Op")]
+
+
+@functools.cache
+def _erratum_lines() -> dict[str, int]:
+    """The line of every erratum's ``id=`` in conformance/errata.py, from its syntax tree."""
+    path = inspect.getsourcefile(errata)
+    assert path is not None
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    return {
+        node.value.value: node.value.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.keyword)
+        and node.arg == "id"
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
 
 
 def _errata(op: OperatorSpec) -> list[SourceLocation]:
     path = inspect.getsourcefile(errata)
     assert path is not None
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = _erratum_lines()
     return [
-        SourceLocation(_relative(path), lines.index(f'        id="{e.id}",') + 1, f"erratum {e.id}")
+        SourceLocation(_relative(path), lines[e.id], f"erratum {e.id}")
         for e in errata.ERRATA
         if op.name in e.operators
     ]

@@ -236,6 +236,20 @@ class Enumeration:
     def names(self) -> list[str]:
         return [v.name for v in self.values]
 
+    def value_of(self, name: str) -> int:
+        """The number value ``name`` stands for (KeyError: the enumeration has none)."""
+        for v in self.values:
+            if v.name == name:
+                return v.value
+        raise KeyError(f"{self.name} has no value {name!r}")
+
+    def name_of(self, value: int) -> str:
+        """The name of the value that stands for ``value`` (KeyError: none does)."""
+        for v in self.values:
+            if v.value == value:
+                return v.name
+        raise KeyError(f"{self.name} has no value {value}")
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -494,8 +508,10 @@ def _deduce(
     path, line, op = where
     if not table:
         raise SpecError(
-            path, line, f"{op}: {type_sets.DEDUCE_EXT} needs the revision's extension "
-            "data type mapping, which this revision does not have"
+            path,
+            line,
+            f"{op}: {type_sets.DEDUCE_EXT} needs the revision's extension "
+            "data type mapping, which this revision does not have",
         )
     found = type_sets.deduced(bindings, table)
     out = []

@@ -146,12 +146,10 @@ def bind(op_spec: OperatorSpec, spec: CaseSpec) -> dict[str, int]:
         if arg.element_names and value is not None:
             for n, v in zip(arg.element_names, np.asarray(value).reshape(-1), strict=False):
                 env.values[n] = int(v)
-        elif isinstance(value, str):
+        elif isinstance(value, str) and arg.element_type in active_spec().enums:
             # An enumerated attribute a shape divides by (TOSA 1.1's block_size in
             # [N,IH,IW,IC/block_size]): the number its value name stands for.
-            numbers = {v.name: v.value for e in active_spec().enums.values() for v in e.values}
-            if isinstance(numbers.get(value), int):
-                env.values[arg.name] = int(numbers[value])
+            env.values[arg.name] = active_spec().enums[arg.element_type].value_of(value)
     return env.values
 
 

@@ -69,11 +69,12 @@ def block_size(ctx: OpContext) -> int:
     if isinstance(raw, (int, np.integer)):
         return int(raw)
     spec = load_revision(ctx.revision) if ctx.revision in revisions.REVISIONS else load_spec()
-    enum = spec.enums.get(BLOCK_SIZE_ENUM)
-    for v in enum.values if enum is not None else ():
-        if v.name == raw:
-            return int(v.value)
-    raise ValueError(f"{ctx.name}: block_size {raw!r} is not a value of {BLOCK_SIZE_ENUM}")
+    try:
+        return spec.enums[BLOCK_SIZE_ENUM].value_of(str(raw))
+    except KeyError:
+        raise ValueError(
+            f"{ctx.name}: block_size {raw!r} is not a value of {BLOCK_SIZE_ENUM}"
+        ) from None
 
 
 def _check_block_size(ctx: OpContext, bs: int) -> None:

@@ -59,8 +59,7 @@ _MIN_DOTS = 1000  # Appendix A's MIN_DOT_PRODUCTS, aimed at where the budget hol
 
 def block_size_name(rc: RecipeContext, value: int) -> str:
     """The block_size_t value name for ``value`` (BLOCK_SIZE_32, BLOCK_SIZE_1)."""
-    enum = rc.spec.enums[bso.BLOCK_SIZE_ENUM]
-    return next(v.name for v in enum.values if int(v.value) == value)
+    return rc.spec.enums[bso.BLOCK_SIZE_ENUM].name_of(value)
 
 
 def _rng(draw: st.DrawFn, label: str) -> np.random.Generator:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conformance import revisions
-from conformance.spec import SpecError, default_spec_path, load_spec
+from conformance.spec import SpecError, default_spec_path, load_revision, load_spec
 
 SPEC = load_spec()
 
@@ -130,3 +130,16 @@ def test_a_shared_mode_name_is_made_unique(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="cannot read file"):
         load_spec(tmp_path / "nope.xml")
+
+
+def test_an_enumeration_value_by_name_and_by_number() -> None:
+    # TOSA 1.1's block_size_t: <enumval value="32" name="BLOCK_SIZE_32"> and value 1
+    # BLOCK_SIZE_1 (the 1.1 draft's tosa.xml).
+
+    enum = load_revision("1.1-draft").enums["block_size_t"]
+    assert enum.value_of("BLOCK_SIZE_32") == 32 and enum.value_of("BLOCK_SIZE_1") == 1
+    assert enum.name_of(32) == "BLOCK_SIZE_32"
+    with pytest.raises(KeyError, match="block_size_t has no value 'BLOCK_SIZE_16'"):
+        enum.value_of("BLOCK_SIZE_16")
+    with pytest.raises(KeyError, match="block_size_t has no value 16"):
+        enum.name_of(16)
