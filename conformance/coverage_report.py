@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from math import prod
 from pathlib import Path
+from typing import Any
 
 from conformance.spec import Spec
 
@@ -65,6 +66,48 @@ def family_rows(spec: Spec, pack_path: Path) -> tuple[list[FamilyRow], bool]:
         r.obligations += len(c["met"]) + len(c["unmet"])
         r.unmet += [f"{c['operator']} [{c['mode']}] {k}" for k in c["unmet"]]
     return sorted(rows.values(), key=lambda r: r.group), record is not None
+
+
+@dataclass
+class KindRow:
+    """One kind of obligation (the key's first word: value, attr, shape, rewrite,
+    boundary, domain ...) over a pack's pairs, or one obligation key of a kind."""
+
+    kind: str
+    met: int = 0
+    unmet: int = 0
+    not_applicable: int = 0
+
+
+def kind_rows(record: Iterable[dict[str, Any]], kind: str | None = None) -> list[KindRow]:
+    """Per kind of obligation (per key of ``kind``, if given): the pairs that meet it,
+    that owe it unmet, and for which it does not apply."""
+    rows: dict[str, KindRow] = {}
+
+    def row(key: str) -> KindRow | None:
+        head = key.split(":", 1)[0]
+        if kind is not None and head != kind:
+            return None
+        name = key if kind is not None else head
+        return rows.setdefault(name, KindRow(name))
+
+    for c in record:
+        for key in c["met"]:
+            if (r := row(key)) is not None:
+                r.met += 1
+        for key in c["unmet"]:
+            if (r := row(key)) is not None:
+                r.unmet += 1
+        for key in c["not_applicable"]:
+            if (r := row(key)) is not None:
+                r.not_applicable += 1
+    return sorted(rows.values(), key=lambda r: r.kind)
+
+
+def kind_table(rows: Iterable[KindRow], heading: str = "kind") -> str:
+    lines = [f"| {heading} | met | unmet | not applicable |", "|---|--:|--:|--:|"]
+    lines += [f"| {r.kind} | {r.met} | {r.unmet} | {r.not_applicable} |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def markdown_table(rows: Iterable[FamilyRow]) -> str:

@@ -9,10 +9,11 @@ Three kinds appear in the file:
 * level-limit values: ``dilation_y * KH``, ``scale_y_n/scale_y_d``,
   ``rank(shape1)``, ``tensor_list_shape(input1)``.
 
-The grammar is integers, names, ``+ - * /``, parentheses and one-argument calls
-of ``rank`` and ``tensor_list_shape``.  Nothing is passed to ``eval``.  Division
-is the spec's integer division: operands here are sizes and scales, which are
-non-negative, so it truncates toward zero.
+The grammar is integers, names, ``+ - * /``, parentheses, one-argument calls of
+``rank`` and ``tensor_list_shape``, and subscripts of a name (``padding[i * 2]``, in
+the pseudocode's ERROR_IF conditions: :mod:`conformance.conditions`).  Nothing is
+passed to ``eval``.  Division is the spec's integer division: operands here are sizes
+and scales, which are non-negative, so it truncates toward zero.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Subscript:
+    """``name[index]``: an element of a shape (or of a shape_t value)."""
+
+    name: str
+    index: Expr
+
+    def __str__(self) -> str:
+        return f"{self.name}[{self.index}]"
+
+
+@dataclass(frozen=True)
 class BinOp:
     op: str
     left: Expr
@@ -64,7 +76,7 @@ class BinOp:
         return f"{self.left} {self.op} {self.right}"
 
 
-Expr = Union[Num, Name, Call, BinOp]  # noqa: UP007 - used at runtime in isinstance-free unions
+Expr = Union[Num, Name, Call, Subscript, BinOp]  # noqa: UP007 - used at runtime in isinstance-free unions
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(\S))")
 
@@ -144,6 +156,11 @@ class _Parser:
                     self.take(")")
                 self.take(")")
                 return Call(tok, arg)
+            if self.peek() == "[":
+                self.take("[")
+                index = self.expr()
+                self.take("]")
+                return Subscript(tok, index)
             return Name(tok)
         raise ExpressionError(f"unexpected {tok!r} in {self.text!r}")
 
@@ -283,6 +300,8 @@ def names_in(node: Expr) -> set[str]:
         return {node.name}
     if isinstance(node, BinOp):
         return names_in(node.left) | names_in(node.right)
+    if isinstance(node, Subscript):
+        return {node.name} | names_in(node.index)
     return set()
 
 
@@ -303,6 +322,14 @@ def evaluate(node: Expr, env: Environment) -> int:
         if node.arg not in env.lists:
             raise ExpressionError(f"tensor list {node.arg!r} is not bound")
         return len(env.lists[node.arg])
+    if isinstance(node, Subscript):
+        shape = env.shapes.get(node.name)
+        if shape is None:
+            raise ExpressionError(f"shape {node.name!r} is not bound")
+        k = evaluate(node.index, env)
+        if not 0 <= k < len(shape):
+            raise ExpressionError(f"index {k} is outside {node.name} of length {len(shape)}")
+        return shape[k]
     a = evaluate(node.left, env)
     b = evaluate(node.right, env)
     if node.op == "+":

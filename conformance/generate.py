@@ -50,6 +50,7 @@ from strategies.obligations import (
     forbidden_by_rule,
     pair_obligations,
 )
+from strategies.rewrites import buildable, rewrites_ending
 from vectors.pack import write_pack_index
 from vectors.pack_model import PackEntry, PackMeta
 
@@ -267,9 +268,14 @@ def unbuildable_lines(unbuildable: list[tuple[TypeSupport, str]]) -> list[str]:
 
 
 def _facts_by_pair(results: list[JobResult]) -> dict[tuple[str, str], set[str]]:
+    """What each pair's vectors meet: a valid vector (those at a level limit included)
+    its obligations; a must-fail vector its boundary obligations only; a chain vector
+    its rewrite obligations only, for the pair of the operator that ends it."""
     by_pair: dict[tuple[str, str], set[str]] = {}
-    for r in results:  # every valid vector, those at a level limit included
-        if r.job.kind == "valid":
+    for r in results:
+        if r.job.kind == "chain" and r.entry is not None:
+            by_pair.setdefault((r.entry.operator, r.entry.mode), set()).update(r.facts)
+        elif r.job.kind in ("valid", "error"):
             by_pair.setdefault((r.job.operator, r.job.mode), set()).update(r.facts)
     return by_pair
 
@@ -295,6 +301,7 @@ def pack_coverage(
             known.setdefault(k, why)
     out = []
     without = {(m.operator, m.mode) for m in the_plan.without_recipe}
+    pairs = frozenset((m.operator, m.mode) for m in the_plan.modes)
     for m in the_plan.modes:
         key = (m.operator, m.mode)
         if key in without:
@@ -306,8 +313,27 @@ def pack_coverage(
                 known[o.key] = f"{o.target}: {beyond}"
             elif o.target and not targeted:
                 known.setdefault(o.key, NOT_AIMED)
-        out.append(coverage(pair, facts.get(key, set()), known))
+        covered = coverage(pair, facts.get(key, set()), known)
+        _outside_claim(spec, claim, m, covered, pairs)
+        out.append(covered)
     return out
+
+
+def _outside_claim(
+    spec: Spec,
+    claim: Claim,
+    mode: TypeSupport,
+    covered: PairCoverage,
+    pairs: frozenset[tuple[str, str]],
+) -> None:
+    """Move the rewrite obligations whose chain needs an operator the pack does not
+    have (``--ops``, a manifest) to not applicable, with that reason."""
+    rewrites = {r.fact: r for r in rewrites_ending(spec, mode.operator)}
+    for key in [k for k in covered.unmet if k in rewrites]:
+        why = buildable(rewrites[key], spec, claim.level, mode, pairs)
+        if why is not None:
+            del covered.unmet[key]
+            covered.not_applicable[key] = why
 
 
 def summarize(result: GenerateResult) -> Iterable[str]:

@@ -31,6 +31,7 @@ from conformance.generate_plan import (
 from conformance.spec import Level, Spec, TypeSupport, load_spec, use_spec
 from conformance.vectorize import case_to_vector
 from reference.engine import evaluate
+from strategies.boundaries import at_boundary_facts, boundary_cases, boundary_facts, target_clause
 from strategies.case import Case
 from strategies.chains import chain_cases
 from strategies.claimed_values import constrain_to_claim
@@ -46,6 +47,7 @@ from strategies.obligations import (
     pair_obligations,
     vector_facts,
 )
+from strategies.rewrites import rewrite_facts
 from strategies.shapes import Budget
 from strategies.valid import valid_cases
 from vectors.pack import write_vector
@@ -158,12 +160,16 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
     seed = job.seed(jc.pack_seed)
     if chain:  # the manifest's limits are checked on the whole graph (violations)
         turn = job.index / CHAINS_PER_START  # each job of a start from another operator
-        strategy = chain_cases(spec, level, budget, jc.pairs, job.operator, turn)
+        strategy = chain_cases(
+            spec, level, budget, jc.pairs, job.operator, turn, job.mode, job.index
+        )
     elif job.level_case is not None:
         above = job.level_case == "above"
         strategy = level_cases(
             spec, job.operator, job.mode, level, budget, above=above, limit=job.limit
         )
+    elif job.kind == "valid" and (clause := target_clause(job.target)) is not None:
+        strategy = boundary_cases(spec, job.operator, job.mode, level, budget, clause)
     elif job.kind == "valid":
         strategy = valid_cases(
             spec, job.operator, job.mode, level, budget, job.data_set, target=job.target
@@ -215,9 +221,20 @@ def _run_job(job: Job, jc: JobContext) -> JobResult:
                 rule_broken=job.clause or case.rule_broken,
             ),
         )
+        if vector is not None and chain:  # its rewrites, read from its graph and data
+            facts = rewrite_facts(spec, case)
+            if job.aim is not None and job.aim not in facts:
+                return None
+            found["facts"] = frozenset(facts)
+            return vector
+        if vector is not None and job.kind == "error" and job.clause:
+            # A must-fail vector meets boundary obligations only, read with the reference.
+            facts, found["reasons"] = boundary_facts(spec, level, vector, job.clause)
+            found["facts"] = frozenset(facts)
         if vector is None or job.kind != "valid":
             return vector
         facts = vector_facts(spec, vector, level)
+        facts |= at_boundary_facts(spec, level, vector, job.target)  # a boundary job's
         if job.aim is not None and job.aim not in facts:
             return None
         found["facts"] = frozenset(facts)

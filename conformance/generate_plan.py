@@ -20,6 +20,7 @@ from conformance.capabilities import Manifest
 from conformance.claims import Claim, required_modes
 from conformance.spec import Spec, TypeSupport
 from reference.compliance import DOT_PRODUCT_OPERATORS
+from strategies.boundaries import boundary_atoms
 from strategies.case import DYNAMIC_TARGET, ctc_freeing, freeable_ctc
 from strategies.chains import chain_starts
 from strategies.invalid import breakers_for
@@ -30,6 +31,7 @@ from strategies.obligations import (
     pair_obligations,
 )
 from strategies.recipes import RecipeContext
+from strategies.rewrites import REWRITE_JOBS, buildable, rewrites_ending, why_not
 from strategies.shapes import Budget
 from strategies.valid import has_recipe, unbuildable_reason
 from vectors.pack_write import MAX_NAME
@@ -54,6 +56,8 @@ class Job:
 
     @property
     def name(self) -> str:
+        if self.kind == "chain" and self.operator.startswith("rewrite:"):
+            return f"{_slug(self.operator)}_{self.index:03d}"  # rewrite-clamp-clamp_000
         if self.kind == "chain":  # the vector's: its last operator and mode, then this
             return f"chain-{_slug(self.operator)}_{self.index:03d}"
         extra = f"_s{self.data_set}" if self.data_set is not None else ""
@@ -185,17 +189,48 @@ def plan(spec: Spec, claim: Claim, options: Options) -> Plan:
         if options.negative:
             rc = RecipeContext(spec, op_spec, m, claim.level, Budget())
             seen: set[str] = set()
+            relational = []
             for entry in breakers_for(m.operator, rc):
                 can_pack = getattr(entry, "can_pack", None)
                 if entry.clause in seen or (can_pack is not None and not can_pack(rc)):
                     continue
                 seen.add(entry.clause)
                 jobs.append(Job(m.operator, m.mode, "error", len(seen) - 1, clause=entry.clause))
+                if boundary_atoms(op_spec, m, entry.clause):
+                    relational.append(entry.clause)
+            # A second must-fail vector at each relational clause's boundary (numbered
+            # after the others, which keep their names): no kill of an off-by-one check
+            # rests on one vector.
+            for k, clause in enumerate(relational):
+                jobs.append(Job(m.operator, m.mode, "error", len(seen) + k, clause=clause))
     if options.chains:  # of the claim's operators in its modes; a job's operator: its start
         starts = chain_starts(spec, [(m.operator, m.mode) for m in modes])
         jobs += [Job(s, "", "chain", i) for s in starts for i in range(CHAINS_PER_START)]
+    if options.targeted:  # the rewrite obligations' chains, as the other targeted jobs
+        jobs += rewrite_jobs(spec, claim, modes)
     made = [m for m in modes if m.key not in {u.key for u, _ in unbuildable}]
     return Plan(jobs, made, missing, unclaimed, unbuildable)
+
+
+def rewrite_jobs(spec: Spec, claim: Claim, modes: list[TypeSupport]) -> list[Job]:
+    """REWRITE_JOBS chain vectors per rewrite obligation (and variant of it) of the
+    claim's pairs that a chain within them can meet (strategies.rewrites), each kept
+    only if its data meets it."""
+    pairs = frozenset((m.operator, m.mode) for m in modes)
+    jobs = []
+    for m in modes:
+        if m.operator in GRAPH_OPERATORS or not has_recipe(m.operator):
+            continue
+        for r in rewrites_ending(spec, m.operator):
+            if r.build is None or why_not(r, spec, m) is not None:
+                continue
+            if buildable(r, spec, claim.level, m, pairs) is not None:
+                continue  # pack_coverage names the operator the claim lacks
+            jobs += [
+                Job(f"rewrite:{r.key}", m.mode, "chain", i, aim=r.fact)
+                for i in range(REWRITE_JOBS * r.variants)
+            ]
+    return jobs
 
 
 def rank_capped(manifest: Manifest | None, operator: str, claim: Claim) -> bool:
@@ -230,8 +265,8 @@ def aim_jobs(
         obligations = pair_obligations(spec, claim.level, op_spec, op_spec.mode(mode))
         per_target: dict[str, int] = {}
         for o in obligations.obligations:
-            if o.key in facts or o.target is None:
-                continue
+            if o.key in facts or o.target is None or o.target.startswith("rewrite:"):
+                continue  # (a rewrite's chains are first-round jobs: rewrite_jobs)
             if beyond_manifest(manifest, operator, o.target):
                 continue  # pack_coverage names it, with the manifest's limit
             # One job per unmet obligation, at most AIMS_PER_TARGET per target (the

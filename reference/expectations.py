@@ -4,9 +4,10 @@ descriptor that applies to it, and the bound tensor the descriptor needs.
 The descriptor follows the operator that produces the output (its rule in the
 precision table, its dot-product constants); the bound comes from that operator's
 inputs: the abs-input pass for dot products, ``abs_error_bound_tensor`` for the
-ABS_ERROR operators.  Operators whose rule needs parameters register a describer with
-:func:`describes` (modules under ``reference/describe/``); every other operator gets
-``compliance.for_operator``.
+ABS_ERROR operators.  A chain whose rounding results feed later operators is judged by
+its composed bound instead (reference.compliance.chain_bound).  Operators whose rule
+needs parameters register a describer with :func:`describes` (modules under
+``reference/describe/``); every other operator gets ``compliance.for_operator``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from conformance.graph import Block, Graph, Operator
 from conformance.operator_table import OperatorTable, family
 from conformance.spec import Level, Spec, TypeSupport, load_spec
 from reference import compliance, mx
-from reference.compliance import ComplianceDescriptor, revision_rules
+from reference.compliance import ComplianceDescriptor, chain_bound, revision_rules
 from reference.engine import Evaluator
 from reference.outcome import Outcome
 
@@ -197,7 +198,25 @@ def expect(
             data_set,
         )
         expectation.checks[name] = describe(dctx)
+        if t.dtype.is_float and chain_bound.needs_composing(main):
+            composed = _composed(main, arrays, name, outcome.outputs[name], t.dtype)
+            expectation.checks[name] = composed or expectation.checks[name]
     return expectation
+
+
+def _composed(
+    block: Block, values: Mapping[str, np.ndarray], name: str, reference: Any, dt: DType
+) -> OutputCheck | None:
+    """A chain whose rounding results feed later operators: the composed bound
+    (reference.compliance.chain_bound), where it is composed."""
+    interval = chain_bound.composed_interval(block, values, name)
+    if interval is None:
+        return None
+    bound = chain_bound.composed_error_bound(interval, np.asarray(reference, np.float64))
+    descriptor = compliance.abs_error(
+        dt, chain_bound.COMPOSED_RULE, magnitude=compliance.Magnitude.BOUND
+    )
+    return OutputCheck(descriptor, bound)
 
 
 def element_values(v: TensorValue) -> np.ndarray:

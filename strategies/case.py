@@ -57,9 +57,11 @@ class TensorDraw:
         """The tensor's contents: ``values``, or a block-scaled tensor's pair."""
         if self.values is None or not is_block_scaled(self.dtype):
             return self.values
-        return BlockScaled(self.dtype, self.values, block_tensors.scales_for(
-            self.scales, self.dtype, tuple(self.values.shape)
-        ))
+        return BlockScaled(
+            self.dtype,
+            self.values,
+            block_tensors.scales_for(self.scales, self.dtype, tuple(self.values.shape)),
+        )
 
 
 # -- tensor helpers that are not about a case ----------------------------------------

@@ -19,7 +19,9 @@ from conformance.dtypes import DType
 from conformance.operator_table import family
 from conformance.spec import Level, Spec, TypeSupport
 from reference import compliance
+from reference.compliance import chain_bound
 from reference.engine import EvaluationError, evaluate, to_storage
+from reference.expectations import expect
 from strategies.case import Case, CaseSpec, TensorDraw, resized, shape_tensor
 from strategies.graph_breakers import builds_graphs
 from strategies.recipes import RecipeContext, load_all
@@ -40,10 +42,12 @@ from strategies.values import ValueRange, tensor_values
 # floating-point result before it is the same in every compliant implementation.  The
 # introduction's operator sequence rule lets each operator of a sequence run in a
 # higher-precision type, its result rounded to the operator's type only to be judged:
-# fp16 ADD > SUB computed in fp32 is compliant.  So a float result that rounds (ADD,
-# MUL, a CAST between floats, correctly rounded or not) may only end a chain, and only
-# exact ones (data movement, ABS, NEGATE, MAXIMUM, comparisons ...) feed a later
-# operator (reading chain-intermediate-precision).
+# fp16 ADD > SUB computed in fp32 is compliant.  So a float result that rounds may feed
+# a later operator only where the chain's bound is composed through every operator
+# after it (reference.compliance.chain_bound: ADD, SUB and MUL, then exact element-wise
+# and data-movement operators); other rounding ones (a CAST between floats, EXP ...)
+# only end a chain, and exact ones (data movement, ABS, NEGATE, MAXIMUM, comparisons
+# ...) feed any later operator (reading chain-intermediate-precision).
 
 
 @dataclass
@@ -143,6 +147,24 @@ def deterministic(op: str) -> bool:
         or op in compliance.DATA_MOVEMENT_OPERATORS
         or op in compliance.COMPARISON_OPERATORS
     )
+
+
+def feeds_on(op: str) -> bool:
+    """Whether ``op``'s float result may feed a later operator: an exact one, or one of
+    the rounding operators whose bound a chain composes (reference.compliance.
+    chain_bound; the chain is kept only if every operator after it composes too)."""
+    return deterministic(op) or op in chain_bound.ROUNDING
+
+
+def composes(case: Case, spec: Spec, level: Level) -> bool:
+    """Whether a chain whose rounding results feed later operators has a composed
+    bound for its output (a comparison or a CAST of a rounded value has none)."""
+    main = case.graph.main
+    if not chain_bound.needs_composing(main):
+        return True
+    out = main.outputs[0]
+    check = expect(case.graph, case.inputs, spec=spec, level=level).checks.get(out)
+    return check is not None and check.descriptor.rule == chain_bound.COMPOSED_RULE
 
 
 def _out_type(mode: TypeSupport) -> DType:
@@ -309,7 +331,9 @@ def _reduce(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Ste
     return Step(op, [cur.name], [], out, {"axis": axis})
 
 
-def _refactor(draw: st.DrawFn, size: int, max_rank: int, label: str) -> tuple[int, ...]:
+def refactor(
+    draw: st.DrawFn, size: int, max_rank: int, label: str, min_rank: int = 1
+) -> tuple[int, ...]:
     """A shape of ``size`` elements: its prime factors spread over a drawn rank."""
     factors, n, f = [], size, 2
     while n > 1:
@@ -317,7 +341,7 @@ def _refactor(draw: st.DrawFn, size: int, max_rank: int, label: str) -> tuple[in
             factors.append(f)
             n //= f
         f += 1
-    rank = draw(st.integers(1, max_rank), label=f"{label}: rank")
+    rank = draw(st.integers(min_rank, max_rank), label=f"{label}: rank")
     dims = [1] * rank
     for f in factors:
         dims[draw(st.integers(0, rank - 1), label=f"{label}: factor {f}")] *= f
@@ -335,7 +359,7 @@ def _layout(draw: st.DrawFn, ch: Chain, cur: Current, p: str, last: bool) -> Ste
     operands: list[TensorDraw] = []
     attributes: dict[str, Any] = {}
     if op == "RESHAPE":
-        new = _refactor(draw, int(np.prod(shape)), ch.max_rank, f"{p}shape")
+        new = refactor(draw, int(np.prod(shape)), ch.max_rank, f"{p}shape")
         operands = [shape_tensor(f"{p}shape", list(new))]
     elif op == "TRANSPOSE":
         perms = tuple(draw(st.permutations(range(rank)), label=f"{p}perms"))
@@ -411,8 +435,8 @@ def _next_step(
     order = draw(st.permutations(GLUES), label=f"op{k}: kinds tried")
     for glue in dict.fromkeys(order):  # each kind once, in the order drawn
         step = glue(draw, ch, cur, f"op{k}_", last)
-        step = step and _step_in_revision(ch.spec, step)
-        if step is None or not (last or not step.output.dtype.is_float or deterministic(step.op)):
+        step = step and in_revision_step(ch.spec, step)
+        if step is None or not (last or not step.output.dtype.is_float or feeds_on(step.op)):
             continue
         values = _run_step(ch, cur, step)
         if values is not None:
@@ -438,7 +462,7 @@ def first_modes(
 ) -> list[TypeSupport]:
     """The (operator, mode) pairs a chain may start with: a single-operator recipe, one
     tensor output of a type the chain operators take, and a float result only where it
-    has one right value."""
+    has one right value or its bound composes (:func:`feeds_on`)."""
     recipes = load_all()
     out = []
     for m in spec.modes():
@@ -452,7 +476,7 @@ def first_modes(
         if len(outs) != 1 or outs[0].is_list or outs[0].type != "tensor_t":
             continue
         dt = output_type(op_spec, m)
-        if dt in CHAINABLE and not (dt is not None and dt.is_float and not deterministic(name)):
+        if dt in CHAINABLE and not (dt is not None and dt.is_float and not feeds_on(name)):
             out.append(m)
     return out
 
@@ -464,7 +488,7 @@ def renamed(spec: CaseSpec, prefix: str) -> CaseSpec:
     return out
 
 
-def _step_in_revision(spec: Spec, step: Step) -> Step:
+def in_revision_step(spec: Spec, step: Step) -> Step:
     """``step`` laid out as ``spec``'s revision declares the operator, as
     CaseSpec.in_revision does for a recipe's case: a parameter the glue gives as an
     attribute that the revision declares an input (TOSA 1.0's zero points) becomes a
@@ -629,6 +653,8 @@ def graph_cases(
             if wanted is not None and (mode is None or (op.op, mode.mode) not in wanted):
                 reject()
         if any(op == "TRANSPOSE" and not _moves_elements(chain, i) for i, op in enumerate(begin)):
+            reject()
+        if not composes(chain, spec, level):
             reject()
         return chain
 

@@ -352,6 +352,18 @@ def invalid_cases(
 
             reject()
         assert bad is not None
-        return bad.build(spec)
+        return _at_boundary(spec, level, valid, bad, entry.clause)
 
     return draw_case()
+
+
+def _at_boundary(spec: Spec, level: Level, valid: CaseSpec, bad: CaseSpec, clause: str) -> Case:
+    """The broken case, its one changed integer parameter moved to the first value past
+    the clause's boundary when the clause is relational (strategies.boundaries)."""
+    from strategies.boundaries import boundary_atoms, snapped
+
+    case = bad.build(spec)
+    op_spec = spec.operator(bad.operator)
+    if not boundary_atoms(op_spec, op_spec.mode(bad.mode), clause):
+        return case
+    return snapped(spec, level, valid.build(spec), case, clause)

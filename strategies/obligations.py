@@ -289,7 +289,10 @@ def pair_obligations(
 def _pair_obligations(
     spec: Spec, level: Level, op_spec: OperatorSpec, mode: TypeSupport
 ) -> PairObligations:
+    # late: boundaries and rewrites import Obligation from this module
     from reference.compliance import DOT_PRODUCT_OPERATORS
+    from strategies.boundaries import boundary_obligations
+    from strategies.rewrites import rewrite_obligations
     from strategies.ties import tie_kinds
 
     obs: list[Obligation] = []
@@ -389,6 +392,13 @@ def _pair_obligations(
             )
         else:
             obs.append(Obligation("dot:ks-long", "ks:long", f"KS >= {LONG_KS}"))
+    # graph rewrites (strategies.rewrites) and rule boundaries (strategies.boundaries)
+    for more, reasons in (
+        rewrite_obligations(spec, op_spec, mode),
+        boundary_obligations(spec, level, op_spec, mode),
+    ):
+        obs += more
+        na.update(reasons)
     return PairObligations(op_spec.name, mode.mode, tuple(obs), na)
 
 

@@ -11,6 +11,8 @@ from conformance.coverage_report import (
     compare_family,
     comparison_table,
     family_rows,
+    kind_rows,
+    kind_table,
     markdown_table,
 )
 from conformance.spec import Spec
@@ -54,6 +56,12 @@ def _run(spec: Spec, args: argparse.Namespace) -> int:
         return 0
     with open_pack(args.pack) as pack:
         record = pack.coverage or []
+    print("\nobligations by kind (pairs):\n")
+    print(kind_table(kind_rows(record)), end="")
+    rewrites = kind_rows(record, "rewrite")
+    if rewrites:
+        print("\ngraph rewrite obligations (pairs; docs/obligations.md#rewrite-obligations):\n")
+        print(kind_table(rewrites, "rewrite"), end="")
     unmet = [(c, k, why) for c in record for k, why in sorted(c["unmet"].items())]
     met = sum(len(c["met"]) for c in record)
     print(f"\n{met} of {met + len(unmet)} obligations met; unmet: {len(unmet)}")

@@ -573,14 +573,18 @@ READINGS: tuple[Reading, ...] = (
         "introduction, Operator sequence precision requirement: each M[k] implements A[k] "
         "'with same or higher precision datatypes' and meets A[k]'s accuracy once its output "
         "is rounded to A[k]'s precision",
-        "A chain vector is judged by its last operator's rule on the reference's values of "
-        "its inputs, so every float result before the last must be exact in any precision: "
-        "only exact operators (data movement, ABS, NEGATE, MAXIMUM, MINIMUM, CLAMP, SELECT, "
-        "comparisons) feed a later one, and rounding ones (ADD, MUL, CAST between floats) "
-        "may only end a chain.  Earlier packs let correctly rounded operators feed others, "
-        "which failed a compliant fp16-in-fp32 backend.",
+        "A chain vector whose float results are exact before the last operator (data "
+        "movement, ABS, NEGATE, MAXIMUM, MINIMUM, CLAMP, SELECT, comparisons) is judged by "
+        "its last operator's rule.  Where a rounding result (ADD, SUB, MUL) feeds later "
+        "operators, the output is judged by the composed bound: each operator's allowance "
+        "carried through the chain as an interval of the reals a wider M[k] may pass on "
+        "(reference/compliance/chain_bound.py), as ABS_ERROR with err_bnd the far end's "
+        "distance from the reference.  Other rounding operators (CAST between floats, EXP "
+        "...) and a comparison or CAST of a rounded value only end a chain.  Earlier packs "
+        "judged ADD > SUB by SUB's rule alone, which failed a compliant fp16-in-fp32 "
+        "backend.",
         "Arm's conformance tests are single operators: no chains.",
-        "tests/strategies/test_graphs.py::test_a_rounding_float_result_only_ends_a_chain",
+        "tests/reference/test_chain_bound.py::test_the_bound_of_add_then_sub_by_hand",
     ),
     Reading(
         "v11-cast-fp-to-mx-condition",

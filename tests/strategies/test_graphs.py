@@ -6,6 +6,7 @@ import pytest
 
 from conformance.builder import check_operator
 from conformance.spec import load_spec
+from reference.compliance.chain_bound import COMPOSED_RULE, needs_composing
 from reference.engine import evaluate
 from reference.expectations import expect
 from strategies.chains import chain_cases, chain_starts
@@ -51,9 +52,16 @@ def test_chains_start_from_single_operator_recipes() -> None:
     assert not firsts & {"COND_IF", "WHILE_LOOP", "VARIABLE_READ", "CUSTOM"}
     # EXP's results are within ulps, not exact: it may only end a chain
     assert first_modes(SPEC, frozenset({"EXP"})) == []
-    # fp32 ADD rounds (reading chain-intermediate-precision): its integer modes start
-    # chains, its float ones only end them; ABS is exact in every type
-    assert {m.mode for m in first_modes(SPEC, frozenset({"ADD"}))} == {"signed 32"}
+    # fp32 ADD rounds (reading chain-intermediate-precision): its float modes start
+    # chains whose bound is composed (reference.compliance.chain_bound), as MUL's; a
+    # CAST between floats rounds and is not composed; ABS is exact in every type
+    assert {m.mode for m in first_modes(SPEC, frozenset({"ADD"}))} == {
+        "signed 32",
+        "fp16",
+        "bf16",
+        "fp32",
+    }
+    assert not [m for m in first_modes(SPEC, frozenset({"CAST"})) if m.mode == "fp32 to fp16"]
     assert "fp32" in {m.mode for m in first_modes(SPEC, frozenset({"ABS"}))}
 
 
@@ -138,33 +146,46 @@ def test_float_pad_const_is_not_zero() -> None:
         assert 0.5 <= abs(pad.attributes["pad_const"]) <= 4
 
 
-def test_a_rounding_float_result_only_ends_a_chain() -> None:
+def test_a_rounding_float_result_feeds_only_a_composed_chain() -> None:
     # fp16 ADD(1, 2**-11): a tie between 1 and 1 + 2**-10, rounded to even, is 1; an
     # implementation that runs the sequence in fp32 (compliant: introduction, operator
     # sequence rule) keeps 1 + 2**-11.  SUB(x, 1) then gives 0 or 2**-11 = 4.88e-4, far
-    # apart, so no rule applied to the reference's rounded ADD could judge both.
+    # apart, so no rule applied to the reference's rounded ADD could judge both: such a
+    # chain is judged by its composed bound (tests/reference/test_chain_bound.py).
     one, half_ulp = np.float16(1.0), np.float16(2.0**-11)
     assert np.float16(one + half_ulp) == one
     assert np.float32(one) + np.float32(half_ulp) - np.float32(1.0) == np.float32(2.0**-11)
     assert not deterministic("ADD") and not deterministic("MUL") and not deterministic("CAST")
     assert deterministic("ABS") and deterministic("RESHAPE") and deterministic("GREATER")
-    # and the chains drawn keep to it: every float result but the last is exact
-    cases = draw_examples(graph_cases(SPEC, LEVEL, ops={"ADD", "MUL", "ABS", "RESHAPE"}), 10, 5)
-    assert cases
+    # the chains drawn: a float result but the last is exact, or the output's bound is
+    # composed through every operator after it (never a comparison of a rounded value)
+    ops = {"ADD", "MUL", "ABS", "RESHAPE", "GREATER", "CAST"}
+    floats = {(m.operator, m.mode) for m in SPEC.modes() if m.operator in ops}
+    floats = {p for p in floats if p[1] in ("fp16", "fp32") or p[0] == "CAST"}
+    cases = draw_examples(graph_cases(SPEC, LEVEL, pairs=floats), 30, 5)
+    composed = 0
     for case in cases:
-        for op in case.graph.main.operators[:-1]:
-            t = case.graph.main.tensors[op.outputs[0]]
+        main = case.graph.main
+        if needs_composing(main):
+            out = main.outputs[0]
+            check = expect(case.graph, case.inputs, spec=SPEC, level=LEVEL).checks[out]
+            assert check.descriptor.rule == COMPOSED_RULE, case.strategy
+            composed += 1
+            continue
+        for op in main.operators[:-1]:
+            t = main.tensors[op.outputs[0]]
             assert not t.dtype.is_float or op.op in ("ABS", "RESHAPE"), case.strategy
+    assert composed and composed < len(cases)
 
 
 def test_pad_convolution_chains_leave_out_block_scaled_modes() -> None:
     # A PAD > CONV2D chain holds the convolution's weight as an array: a bs32 weight
     # (TOSA 1.1) cannot be one, so those modes start no such chain.
     from conformance.spec import load_revision
-    from strategies.chains import _pad_conv_modes
+    from strategies.chains import _pad_modes
     from strategies.valid import binds_block_scaled
 
     v11 = load_revision("1.1-draft")
-    modes = _pad_conv_modes(v11, None, "CONV2D")
+    modes = _pad_modes(v11, None, "CONV2D")
     assert modes and not any(binds_block_scaled(m) for m in modes)
     assert any(binds_block_scaled(m) for m in v11.operator("CONV2D").modes)

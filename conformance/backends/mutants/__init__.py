@@ -3,7 +3,9 @@
 Running a pack against every mutant measures the suite: a mutant the pack does not
 fail is a bug a real implementation could have and still pass.  ``available_mutants()``
 lists them; the catalogue is this package's modules, one per ``reference/ops`` group
-(plus ``denormals`` and ``levels`` for bugs that span groups), each registering with
+(plus ``denormals``, ``levels``, ``boundaries``, ``rewrites`` and ``sequences`` for bugs
+that span groups: flushing, level limits, off-by-one rule checks, graph rewrites, the
+operator sequence rule), each registering with
 :func:`mutant`, and docs/mutants.md describes them.  This module is the public API
 third parties write mutants with.
 
