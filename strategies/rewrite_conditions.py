@@ -14,6 +14,7 @@ from conformance.dtypes import DType
 from conformance.graph import Block, Operator
 from conformance.spec import Spec
 from reference.engine import Evaluator
+from reference.ops.type_conversion import apply_scale_32
 from strategies.case import Case
 from strategies.chains import (
     conv_input_zp,
@@ -278,19 +279,9 @@ def pool_shows(spec: Spec, case: Case, pool: str) -> bool:
     if not any(padding[2:6]):
         return False
     if pool == "AVG_POOL2D":  # pad_const the zero point: only the divisor tells them apart
-        return c == float(_pool_input_zp(case, block, op))
+        return c == float(conv_input_zp(case, block, op))
     x = values_of(case, pad.inputs[0])  # a window's interior max below pad_const
     return x is not None and bool((x.astype(np.float64) < c).any())
-
-
-def _pool_input_zp(case: Case, block: Block, op: Operator) -> int | float:
-    if "input_zp" in op.attributes:
-        return op.attributes["input_zp"]
-    if len(op.inputs) > 1:
-        v = values_of(case, op.inputs[1])
-        if v is not None:
-            return float(v.reshape(-1)[0])
-    return 0
 
 
 def shows_pad_conv(spec: Spec, case: Case) -> bool:
@@ -321,17 +312,17 @@ def shows_transpose_reshape(spec: Spec, case: Case) -> bool:
     return long_axes != sorted(long_axes)
 
 
-def apply_scale_32(v: np.ndarray, m: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """The spec's apply_scale_32 with a single round, in int64 (|v| < 2**31, m < 2**31)."""
-    v, m, s = (np.asarray(a, np.int64) for a in (v, m, s))
-    return (v * m + (np.int64(1) << (s - 1))) >> s
-
-
 def epilogue(acc: np.ndarray, m: np.ndarray, s: np.ndarray, zp: int, out: DType) -> np.ndarray:
     """RESCALE of ``acc`` (its last axis the channels) to ``out``: scaled, plus the output
     zero point, then saturated (RESCALE.tosac)."""
     lo, hi = out.int_range
-    return np.clip(apply_scale_32(acc, m, s) + zp, lo, hi)
+    return np.clip(_scaled(acc, m, s) + zp, lo, hi)
+
+
+def _scaled(acc: np.ndarray, m: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The reference's apply_scale_32, single round (its REQUIREs hold in a valid chain)."""
+    v, mult, shift = (np.asarray(a, np.int64) for a in (acc, m, s))
+    return apply_scale_32(v, mult, shift, False)[0].astype(np.int64)
 
 
 def _epilogue_parts(
@@ -380,5 +371,5 @@ def shows_epilogue_zp_late(spec: Spec, case: Case) -> bool:
     acc, m, s, zp, out = parts
     lo, hi = out.int_range
     right = epilogue(acc, m, s, zp, out)
-    wrong = wrapped(np.clip(apply_scale_32(acc, m, s), lo, hi) + zp, out)
+    wrong = wrapped(np.clip(_scaled(acc, m, s), lo, hi) + zp, out)
     return bool((right != wrong).any())
